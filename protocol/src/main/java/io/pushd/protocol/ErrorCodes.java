@@ -1,0 +1,22 @@
+package io.pushd.protocol;
+
+/** The {@code code}/{@code error} strings of error frames and JSON error bodies. */
+public final class ErrorCodes {
+    public static final String BAD_JSON = "bad_json";
+    public static final String BAD_MESSAGE = "bad_message";
+    public static final String INVALID_TOPIC = "invalid_topic";
+    public static final String INVALID_ID = "invalid_id";
+    public static final String INVALID_QUERY = "invalid_query";
+    public static final String INVALID_IDEMPOTENCY_KEY = "invalid_idempotency_key";
+    public static final String TOO_MANY_TOPICS = "too_many_topics";
+    public static final String NOT_FOUND = "not_found";
+    public static final String METHOD_NOT_ALLOWED = "method_not_allowed";
+    public static final String PAYLOAD_TOO_LARGE = "payload_too_large";
+    public static final String UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type";
+    public static final String NOT_ACCEPTING = "not_accepting";
+    public static final String BAD_REQUEST = "bad_request";
+    public static final String INTERNAL = "internal";
+
+    private ErrorCodes() {
+    }
+}

@@ -1,0 +1,207 @@
+package io.pushd.protocol;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeType;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/** JSON encoding and decoding of protocol v1 messages. Thread-safe. */
+public final class ProtocolCodec {
+
+    private static final ObjectMapper MAPPER = newMapper();
+
+    private ProtocolCodec() {
+    }
+
+    /** A mapper that rejects trailing tokens and very deep nesting, shared by both sides. */
+    public static ObjectMapper newMapper() {
+        JsonFactory factory = JsonFactory.builder()
+                .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(200).build())
+                .build();
+        return new ObjectMapper(factory).enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    }
+
+    public static ObjectMapper mapper() {
+        return MAPPER;
+    }
+
+    /**
+     * Validates a published body and returns it in compact form, so it can be embedded verbatim
+     * in event frames. Throws {@link ProtocolException} for anything that is not one JSON value.
+     */
+    public static byte[] canonicalData(byte[] body) {
+        JsonNode node;
+        try {
+            node = MAPPER.readTree(body);
+        } catch (IOException e) {
+            throw new ProtocolException(ErrorCodes.BAD_JSON, "body is not valid JSON: " + firstLine(e));
+        }
+        if (node == null || node.isMissingNode()) {
+            throw new ProtocolException(ErrorCodes.BAD_JSON, "body is empty (expected: one JSON value)");
+        }
+        try {
+            return MAPPER.writeValueAsBytes(node);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The event frame, built from already-valid JSON {@code data} without parsing it again. The
+     * server calls this once per event and shares the bytes among all subscribers.
+     */
+    public static byte[] encodeEvent(String topic, EventId id, long ts, byte[] data) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(data.length + topic.length() + 80);
+        try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("type", "event");
+            g.writeStringField("topic", topic);
+            g.writeStringField("id", id.toString());
+            g.writeNumberField("ts", ts);
+            g.writeFieldName("data");
+            g.writeRawValue(new String(data, StandardCharsets.UTF_8));
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    public static String encode(ServerMessage message) {
+        var node = MAPPER.createObjectNode();
+        node.put("type", message.type());
+        if (message instanceof ServerMessage.Subscribed s) {
+            node.put("topic", s.topic());
+            node.put("head", s.head() == null ? null : s.head().toString());
+            node.put("oldest", s.oldest() == null ? null : s.oldest().toString());
+        } else if (message instanceof ServerMessage.Event e) {
+            node.put("topic", e.topic());
+            node.put("id", e.id().toString());
+            node.put("ts", e.ts());
+            node.set("data", e.data());
+        } else if (message instanceof ServerMessage.Reset r) {
+            node.put("topic", r.topic());
+            node.put("id", r.id().toString());
+            node.put("reason", r.reason().wireName());
+        } else if (message instanceof ServerMessage.Error err) {
+            node.put("code", err.code());
+            node.put("message", err.message());
+        }
+        return node.toString();
+    }
+
+    public static String encode(ClientMessage message) {
+        var node = MAPPER.createObjectNode();
+        if (message instanceof ClientMessage.Subscribe s) {
+            node.put("type", "subscribe");
+            node.put("topic", s.topic());
+            if (s.after() != null) {
+                node.put("after", s.after().toString());
+            }
+        } else if (message instanceof ClientMessage.Unsubscribe u) {
+            node.put("type", "unsubscribe");
+            node.put("topic", u.topic());
+        }
+        return node.toString();
+    }
+
+    /** Decodes a client frame; throws {@link ProtocolException} with a wire error code. */
+    public static ClientMessage decodeClient(String text) {
+        JsonNode node = readObject(text);
+        String type = text(node, "type");
+        String topic = text(node, "topic");
+        if (!TopicName.isValid(topic)) {
+            throw new ProtocolException(ErrorCodes.INVALID_TOPIC,
+                    "invalid topic (expected: 1-200 characters of [A-Za-z0-9_.:-])");
+        }
+        switch (type) {
+            case "subscribe": {
+                JsonNode after = node.get("after");
+                EventId id = null;
+                if (after != null && !after.isNull()) {
+                    if (!after.isTextual()) {
+                        throw new ProtocolException(ErrorCodes.INVALID_ID, "'after' must be a string");
+                    }
+                    if (!after.asText().isEmpty()) {
+                        try {
+                            id = EventId.parse(after.asText());
+                        } catch (IllegalArgumentException e) {
+                            throw new ProtocolException(ErrorCodes.INVALID_ID, e.getMessage());
+                        }
+                    }
+                }
+                return new ClientMessage.Subscribe(topic, id);
+            }
+            case "unsubscribe":
+                return new ClientMessage.Unsubscribe(topic);
+            default:
+                throw new ProtocolException(ErrorCodes.BAD_MESSAGE,
+                        "unknown message type (expected: subscribe, unsubscribe)");
+        }
+    }
+
+    /** Decodes a server frame (used by clients). */
+    public static ServerMessage decodeServer(String text) {
+        JsonNode node = readObject(text);
+        String type = text(node, "type");
+        switch (type) {
+            case "subscribed":
+                return new ServerMessage.Subscribed(text(node, "topic"), optionalId(node, "head"),
+                        optionalId(node, "oldest"));
+            case "event":
+                return new ServerMessage.Event(text(node, "topic"), EventId.parse(text(node, "id")),
+                        node.path("ts").asLong(), node.get("data"));
+            case "reset":
+                return new ServerMessage.Reset(text(node, "topic"), EventId.parse(text(node, "id")),
+                        ResetReason.fromWire(text(node, "reason")));
+            case "error":
+                return new ServerMessage.Error(text(node, "code"), text(node, "message"));
+            default:
+                throw new ProtocolException(ErrorCodes.BAD_MESSAGE, "unknown server message type: " + type);
+        }
+    }
+
+    private static JsonNode readObject(String text) {
+        JsonNode node;
+        try {
+            node = MAPPER.readTree(text);
+        } catch (IOException e) {
+            throw new ProtocolException(ErrorCodes.BAD_JSON, "frame is not valid JSON: " + firstLine(e));
+        }
+        if (node == null || node.getNodeType() != JsonNodeType.OBJECT) {
+            throw new ProtocolException(ErrorCodes.BAD_MESSAGE, "frame must be a JSON object");
+        }
+        return node;
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        if (v == null || !v.isTextual()) {
+            throw new ProtocolException(ErrorCodes.BAD_MESSAGE, "missing or non-string field '" + field + "'");
+        }
+        return v.asText();
+    }
+
+    private static EventId optionalId(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        return v == null || v.isNull() ? null : EventId.parse(v.asText());
+    }
+
+    private static String firstLine(IOException e) {
+        String m = String.valueOf(e.getMessage());
+        if (e instanceof JsonProcessingException jpe && jpe.getOriginalMessage() != null) {
+            m = jpe.getOriginalMessage();
+        }
+        int nl = m.indexOf('\n');
+        m = nl < 0 ? m : m.substring(0, nl);
+        return m.length() > 200 ? m.substring(0, 200) : m;
+    }
+}

@@ -1,0 +1,41 @@
+package io.pushd.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+/** Text frames the server sends. See {@code protocol/README.md}. */
+public sealed interface ServerMessage {
+
+    String type();
+
+    /** Sent once per topic, before any event of it. {@code head}/{@code oldest} are null for an empty topic. */
+    record Subscribed(String topic, EventId head, EventId oldest) implements ServerMessage {
+        @Override
+        public String type() {
+            return "subscribed";
+        }
+    }
+
+    /** One event; {@code data} is the JSON value that was published. */
+    record Event(String topic, EventId id, long ts, JsonNode data) implements ServerMessage {
+        @Override
+        public String type() {
+            return "event";
+        }
+    }
+
+    /** The replay cannot be complete: reload state; events after {@code id} follow. */
+    record Reset(String topic, EventId id, ResetReason reason) implements ServerMessage {
+        @Override
+        public String type() {
+            return "reset";
+        }
+    }
+
+    /** A bad in-band command; the connection stays open. */
+    record Error(String code, String message) implements ServerMessage {
+        @Override
+        public String type() {
+            return "error";
+        }
+    }
+}

@@ -1,0 +1,240 @@
+package io.pushd.server;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.pushd.protocol.CloseCode;
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.lifecycle.ServerState;
+import io.pushd.server.pipeline.PushServerInitializer;
+import io.pushd.server.pipeline.ServerContext;
+import io.pushd.server.pipeline.WebSocketClose;
+import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.topic.LocalSequencer;
+import io.pushd.server.topic.Publisher;
+import io.pushd.server.topic.TopicHub;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import net.openhft.chronicle.core.time.SystemTimeProvider;
+import net.openhft.chronicle.core.time.TimeProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The daemon: store, sequencer, publisher, fan-out and the listening socket, with an explicit
+ * lifecycle ({@link ServerState}). {@link #drain()} is the orderly stop used for SIGTERM.
+ */
+public final class PushServer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(PushServer.class);
+    private static final int PUBLISH_QUEUE_CAPACITY = 65_536;
+    /** Close frames of a drain go out over this long, in slices, so event loops stay responsive. */
+    static final Duration CLOSE_PACING = Duration.ofSeconds(1);
+    private static final int CLOSE_SLICES = 20;
+
+    private final ServerConfig config;
+    private final Lifecycle lifecycle = new Lifecycle();
+    private final ChronicleEventStore store;
+    private final Publisher publisher;
+    private final TopicHub hub;
+    private final EventLoopGroup bossGroup;
+    private final EventLoopGroup workerGroup;
+    private final ChannelGroup liveChannels = new DefaultChannelGroup("live", GlobalEventExecutor.INSTANCE);
+    private final ScheduledExecutorService housekeeping;
+    private final Channel serverChannel;
+    private final String transport;
+    private final long startupMillis;
+
+    /** Starts a server with the system clock. */
+    public static PushServer start(ServerConfig config) throws InterruptedException {
+        return new PushServer(config, SystemTimeProvider.INSTANCE);
+    }
+
+    /** Starts a server whose store reads time from {@code clock} (tests move it forward). */
+    public static PushServer start(ServerConfig config, TimeProvider clock) throws InterruptedException {
+        return new PushServer(config, clock);
+    }
+
+    private PushServer(ServerConfig config, TimeProvider clock) throws InterruptedException {
+        long t0 = System.nanoTime();
+        this.config = config;
+        ServerConfig.Store sc = config.store();
+        this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
+                sc.dedupeWindow(), sc.fsync(), clock);
+        this.hub = new TopicHub(store.epoch(), PooledByteBufAllocator.DEFAULT);
+        this.publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, clock::currentTimeMillis,
+                PUBLISH_QUEUE_CAPACITY);
+        this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "push-housekeeping");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = sc.retentionCheckInterval().toMillis();
+        housekeeping.scheduleWithFixedDelay(this::enforceRetention, every, every, TimeUnit.MILLISECONDS);
+
+        boolean epoll = Epoll.isAvailable();
+        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        Class<? extends ServerSocketChannel> channelType =
+                epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        this.transport = epoll ? "epoll" : "nio";
+        int ioThreads = config.server().ioThreads() == 0
+                ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
+        this.bossGroup = new MultiThreadIoEventLoopGroup(1, io);
+        this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads, io);
+        ServerContext context = new ServerContext(config, store, publisher, hub, lifecycle, liveChannels);
+        try {
+            this.serverChannel = new ServerBootstrap()
+                    .group(bossGroup, workerGroup)
+                    .channel(channelType)
+                    .option(ChannelOption.SO_REUSEADDR, true) // rebind at once after a restart
+                    .option(ChannelOption.SO_BACKLOG, 4096)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 256 * 1024))
+                    .childHandler(new PushServerInitializer(context))
+                    .bind(new InetSocketAddress(config.server().host(), config.server().port()))
+                    .sync()
+                    .channel();
+        } catch (RuntimeException | InterruptedException e) {
+            shutdownResources();
+            throw e;
+        }
+        lifecycle.advanceTo(ServerState.READY);
+        this.startupMillis = (System.nanoTime() - t0) / 1_000_000;
+        log.info("push server ready on {} ({}), epoch {}, {} events recovered in {} ms", serverChannel.localAddress(),
+                transport, store.epoch(), store.recoveredEvents(), startupMillis);
+    }
+
+    public int port() {
+        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    public ServerState state() {
+        return lifecycle.state();
+    }
+
+    public String epoch() {
+        return store.epoch();
+    }
+
+    public String transport() {
+        return transport;
+    }
+
+    public long startupMillis() {
+        return startupMillis;
+    }
+
+    public ChronicleEventStore store() {
+        return store;
+    }
+
+    public int liveConnections() {
+        return liveChannels.size();
+    }
+
+    /** Runs retention now, on the writer thread; returns when it is done. */
+    public void enforceRetention() {
+        try {
+            publisher.runOnWriter(store::enforceRetention).get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            log.warn("retention check failed", e);
+        }
+    }
+
+    /**
+     * The orderly stop: readiness off, keep serving for {@code drain.lbGrace}, refuse new work,
+     * close every WebSocket with 1012 and a jittered {@code retryMs}, wait for the closing
+     * handshakes (bounded by {@code drain.deadline}), close the store.
+     */
+    public void drain() {
+        if (!lifecycle.advanceTo(ServerState.DRAINING)) {
+            return;
+        }
+        long deadline = System.nanoTime() + config.drain().deadline().toNanos();
+        log.info("draining: readiness off, {} live connection(s)", liveChannels.size());
+        sleep(config.drain().lbGrace());
+        lifecycle.refuseNewWork();
+
+        List<Channel> channels = new ArrayList<>(liveChannels);
+        long windowMillis = retryWindowMillis(channels.size());
+        log.info("closing {} connection(s) with {} over a {} ms retry window", channels.size(),
+                CloseCode.SERVICE_RESTART.describe(), windowMillis);
+        int perSlice = Math.max(1, (channels.size() + CLOSE_SLICES - 1) / CLOSE_SLICES);
+        long slicePause = CLOSE_PACING.toMillis() / CLOSE_SLICES;
+        for (int i = 0; i < channels.size(); i += perSlice) {
+            for (Channel ch : channels.subList(i, Math.min(channels.size(), i + perSlice))) {
+                long retryMs = ThreadLocalRandom.current().nextLong(windowMillis + 1);
+                WebSocketClose.close(ch, CloseCode.SERVICE_RESTART, CloseCode.retryReason(retryMs));
+            }
+            if (i + perSlice < channels.size()) {
+                sleep(Duration.ofMillis(slicePause));
+            }
+        }
+        long closeWait = Math.max(0, deadline - System.nanoTime() - TimeUnit.SECONDS.toNanos(2));
+        liveChannels.newCloseFuture().awaitUninterruptibly(Math.min(closeWait, TimeUnit.SECONDS.toNanos(5)),
+                TimeUnit.NANOSECONDS);
+        close();
+    }
+
+    /** {@code max(drain.minWindow, connections / reconnect.targetRate)}, in milliseconds. */
+    long retryWindowMillis(int connections) {
+        long byRate = connections * 1000L / config.reconnect().targetRate();
+        return Math.max(config.drain().minWindow().toMillis(), byRate);
+    }
+
+    /** Stops at once: closes sockets, finishes queued publishes, closes the store. Idempotent. */
+    @Override
+    public void close() {
+        lifecycle.advanceTo(ServerState.DRAINING);
+        if (!lifecycle.advanceTo(ServerState.STOPPED)) {
+            return;
+        }
+        lifecycle.refuseNewWork();
+        serverChannel.close().awaitUninterruptibly();
+        liveChannels.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        shutdownResources();
+        log.info("push server stopped");
+    }
+
+    private void shutdownResources() {
+        housekeeping.shutdownNow();
+        try {
+            publisher.close(); // answers every publish already queued
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
+        workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
+        store.close();
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,142 @@
+package io.pushd.server;
+
+import io.pushd.server.config.ConfigException;
+import io.pushd.server.config.ConfigLoader;
+import io.pushd.server.config.ServerConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code java -jar push-server.jar}: reads the configuration (defaults, then the file, then
+ * {@code PUSH_*} environment variables, then flags), starts the server, and drains on SIGTERM.
+ * A second SIGTERM, or the drain deadline, forces the exit.
+ */
+@Command(name = "push-server", mixinStandardHelpOptions = true, version = "push-server 0.1.0",
+        description = "WebSocket push server: ordered, replayable topics that survive restarts.",
+        sortOptions = false)
+public final class PushServerMain implements Callable<Integer> {
+
+    static {
+        // Before any Chronicle class loads: the daemon makes no outbound connection of its own.
+        System.setProperty("chronicle.analytics.disable", "true");
+        System.setProperty("chronicle.announcer.disable", "true");
+        System.setProperty("chronicle.disk.monitor.disable", "true");
+    }
+
+    static final int EXIT_CONFIG = 2;
+    static final Path DEFAULT_CONFIG = Path.of("config", "server.yaml");
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "YAML configuration file (default: config/server.yaml when it exists).")
+    Path configFile;
+
+    @Option(names = "--port", paramLabel = "N", description = "Listening port (server.port).")
+    Integer port;
+
+    @Option(names = "--host", paramLabel = "ADDR", description = "Listening address (server.host).")
+    String host;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Data directory (store.dataDir).")
+    String dataDir;
+
+    @Option(names = "--set", paramLabel = "KEY=VALUE",
+            description = "Override any key, e.g. --set store.fsync=true (repeatable).")
+    Map<String, String> sets = new LinkedHashMap<>();
+
+    @Option(names = "--print-config", description = "Print the effective configuration and exit.")
+    boolean printConfig;
+
+    public static void main(String[] args) {
+        int code = new CommandLine(new PushServerMain()).execute(args);
+        if (code != 0 || Boolean.getBoolean("push.exitAfterMain")) {
+            System.exit(code);
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        ServerConfig config;
+        try {
+            config = loadConfig(System.getenv());
+        } catch (ConfigException e) {
+            System.err.println("configuration error: " + e.getMessage());
+            return EXIT_CONFIG;
+        }
+        if (printConfig) {
+            System.out.print(ConfigLoader.toYaml(config));
+            return 0;
+        }
+        PushServer server = PushServer.start(config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        AtomicInteger terms = new AtomicInteger();
+        sun.misc.SignalHandler onTerm = sig -> {
+            if (terms.incrementAndGet() == 1) {
+                Thread drain = new Thread(() -> {
+                    server.drain();
+                    stopped.countDown();
+                }, "push-drain");
+                drain.start();
+                Thread watchdog = new Thread(() -> {
+                    try {
+                        Thread.sleep(config.drain().deadline().toMillis());
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    forceExit(server, "drain deadline passed");
+                }, "push-drain-deadline");
+                watchdog.setDaemon(true);
+                watchdog.start();
+            } else {
+                forceExit(server, "second signal");
+            }
+        };
+        sun.misc.Signal.handle(new sun.misc.Signal("TERM"), onTerm);
+        sun.misc.Signal.handle(new sun.misc.Signal("INT"), onTerm);
+        stopped.await();
+        System.exit(0);
+        return 0;
+    }
+
+    /** Closes the store (everything acknowledged is already in it) and exits now. */
+    private static void forceExit(PushServer server, String why) {
+        System.err.println("forced exit: " + why);
+        try {
+            server.store().close();
+        } finally {
+            Runtime.getRuntime().halt(0);
+        }
+    }
+
+    ServerConfig loadConfig(Map<String, String> env) {
+        Path file = configFile;
+        if (file == null && env.containsKey("PUSH_CONFIG")) {
+            file = Path.of(env.get("PUSH_CONFIG"));
+        }
+        if (file == null && Files.isRegularFile(DEFAULT_CONFIG)) {
+            file = DEFAULT_CONFIG;
+        }
+        if (file != null && !Files.isRegularFile(file)) {
+            throw new ConfigException("config file " + file + ": not found");
+        }
+        Map<String, String> overrides = new LinkedHashMap<>(ConfigLoader.fromEnvironment(env));
+        if (host != null) {
+            overrides.put("server.host", host);
+        }
+        if (port != null) {
+            overrides.put("server.port", port.toString());
+        }
+        if (dataDir != null) {
+            overrides.put("store.dataDir", dataDir);
+        }
+        overrides.putAll(sets);
+        return ConfigLoader.load(file, overrides);
+    }
+}

@@ -1,0 +1,235 @@
+package io.pushd.server.config;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.DeserializationContext;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonDeserializer;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.JsonSerializer;
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * Builds the effective configuration: the defaults, then the YAML file, then overrides (CLI flags
+ * and {@code PUSH_*} environment variables), each layer replacing single keys of the one below.
+ * Unknown keys, wrong types and out-of-range values throw {@link ConfigException} naming the key.
+ */
+public final class ConfigLoader {
+
+    private static final ObjectMapper YAML = configure(new ObjectMapper(
+            new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)));
+    private static final ObjectMapper TREE = configure(JsonMapper.builder().build());
+
+    private ConfigLoader() {
+    }
+
+    private static ObjectMapper configure(ObjectMapper m) {
+        SimpleModule durations = new SimpleModule("durations");
+        durations.addDeserializer(Duration.class, new JsonDeserializer<>() {
+            @Override
+            public Duration deserialize(JsonParser p, DeserializationContext ctx) throws IOException {
+                if (!p.currentToken().isScalarValue()) {
+                    throw JsonMappingException.from(p, "expected a duration such as 2s or 24h");
+                }
+                try {
+                    return Durations.parse(p.getValueAsString());
+                } catch (RuntimeException e) {
+                    throw JsonMappingException.from(p, e.getMessage());
+                }
+            }
+        });
+        durations.addSerializer(Duration.class, new JsonSerializer<>() {
+            @Override
+            public void serialize(Duration d, JsonGenerator g, SerializerProvider p) throws IOException {
+                g.writeString(Durations.format(d));
+            }
+        });
+        m.registerModule(durations);
+        m.enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+        m.enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+        m.enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS);
+        m.disable(MapperFeature.ALLOW_COERCION_OF_SCALARS);
+        return m;
+    }
+
+    /**
+     * @param file      YAML file, or null for defaults only
+     * @param overrides dotted keys ({@code server.port}) to string values, applied last
+     */
+    public static ServerConfig load(Path file, Map<String, String> overrides) {
+        ObjectNode tree = TREE.valueToTree(ServerConfig.defaults());
+        if (file != null) {
+            JsonNode fromFile;
+            try {
+                fromFile = YAML.readTree(Files.readAllBytes(file));
+            } catch (IOException e) {
+                throw new ConfigException("config file " + file + ": " + firstLine(e.getMessage()));
+            }
+            if (fromFile != null && !fromFile.isMissingNode() && !fromFile.isNull()) {
+                if (!fromFile.isObject()) {
+                    throw new ConfigException("config file " + file + ": expected a mapping of sections");
+                }
+                merge(tree, (ObjectNode) fromFile, "");
+            }
+        }
+        for (Map.Entry<String, String> o : overrides.entrySet()) {
+            apply(tree, o.getKey(), o.getValue());
+        }
+        try {
+            return TREE.treeToValue(tree, ServerConfig.class);
+        } catch (UnrecognizedPropertyException e) {
+            throw new ConfigException(path(e) + ": unknown key (expected one of: "
+                    + e.getKnownPropertyIds().stream().map(String::valueOf).sorted().collect(Collectors.joining(", "))
+                    + ")");
+        } catch (JsonMappingException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof ConfigException ce) {
+                throw ce;
+            }
+            throw new ConfigException(path(e) + ": " + firstLine(e.getOriginalMessage()));
+        } catch (IOException e) {
+            throw new ConfigException(firstLine(e.getMessage()));
+        } catch (ConfigException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new ConfigException(firstLine(String.valueOf(e.getMessage())));
+        }
+    }
+
+    /** {@code PUSH_PORT=9000} → {@code server.port}; {@code PUSH_STORE_DATA_DIR} → {@code store.dataDir}. */
+    public static Map<String, String> fromEnvironment(Map<String, String> env) {
+        Map<String, String> out = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            String k = e.getKey();
+            if (k.equals("PUSH_PORT")) {
+                out.put("server.port", e.getValue());
+            } else if (k.equals("PUSH_HOST")) {
+                out.put("server.host", e.getValue());
+            } else if (k.equals("PUSH_DATA_DIR")) {
+                out.put("store.dataDir", e.getValue());
+            } else if (k.startsWith("PUSH_") && k.indexOf('_', 5) > 0 && !k.equals("PUSH_CONFIG")) {
+                String rest = k.substring(5).toLowerCase();
+                int us = rest.indexOf('_');
+                String section = rest.substring(0, us);
+                out.put(section + "." + camel(rest.substring(us + 1)), e.getValue());
+            }
+        }
+        return out;
+    }
+
+    /** The effective configuration as YAML, for {@code --print-config} and the start-up log. */
+    public static String toYaml(ServerConfig config) {
+        try {
+            return YAML.writeValueAsString(config);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String camel(String snake) {
+        StringBuilder sb = new StringBuilder();
+        boolean up = false;
+        for (char c : snake.toCharArray()) {
+            if (c == '_') {
+                up = true;
+            } else {
+                sb.append(up ? Character.toUpperCase(c) : c);
+                up = false;
+            }
+        }
+        return sb.toString();
+    }
+
+    private static void merge(ObjectNode base, ObjectNode over, String prefix) {
+        Iterator<Map.Entry<String, JsonNode>> it = over.fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            String key = prefix + e.getKey();
+            JsonNode existing = base.get(e.getKey());
+            if (existing == null) {
+                throw new ConfigException(key + ": unknown key");
+            }
+            if (existing.isObject()) {
+                if (!e.getValue().isObject()) {
+                    throw new ConfigException(key + ": " + e.getValue() + " (expected: a mapping)");
+                }
+                merge((ObjectNode) existing, (ObjectNode) e.getValue(), key + ".");
+            } else {
+                if (e.getValue().isNull()) {
+                    throw new ConfigException(key + ": null (expected: a value)");
+                }
+                base.set(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    private static void apply(ObjectNode tree, String dotted, String value) {
+        String[] parts = dotted.split("\\.");
+        ObjectNode node = tree;
+        for (int i = 0; i < parts.length - 1; i++) {
+            JsonNode next = node.get(parts[i]);
+            if (next == null || !next.isObject()) {
+                throw new ConfigException(dotted + ": unknown key");
+            }
+            node = (ObjectNode) next;
+        }
+        String leaf = parts[parts.length - 1];
+        JsonNode existing = node.get(leaf);
+        if (existing == null || existing.isObject()) {
+            throw new ConfigException(dotted + ": unknown key");
+        }
+        if (existing.isNumber()) {
+            try {
+                node.put(leaf, Long.parseLong(value.trim()));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(dotted + ": " + value + " (expected: a whole number)");
+            }
+        } else if (existing.isBoolean()) {
+            if (!value.equals("true") && !value.equals("false")) {
+                throw new ConfigException(dotted + ": " + value + " (expected: true or false)");
+            }
+            node.put(leaf, Boolean.parseBoolean(value));
+        } else if (existing.isArray()) {
+            var arr = node.putArray(leaf);
+            for (String s : value.split(",")) {
+                if (!s.isBlank()) {
+                    arr.add(s.trim());
+                }
+            }
+        } else {
+            node.set(leaf, TextNode.valueOf(value));
+        }
+    }
+
+    private static String path(JsonMappingException e) {
+        return e.getPath().stream()
+                .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
+                .collect(Collectors.joining("."));
+    }
+
+    private static String firstLine(String m) {
+        if (m == null) {
+            return "invalid";
+        }
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+}

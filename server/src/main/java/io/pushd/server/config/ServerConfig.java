@@ -1,0 +1,224 @@
+package io.pushd.server.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The whole, validated server configuration. Every section is an immutable record whose compact
+ * constructor rejects out-of-range values with the key, the value and what was expected. The
+ * defaults are the {@code DEFAULT_*} constants and equal {@code config/server.yaml}.
+ */
+public record ServerConfig(Server server, Store store, Limits limits, Drain drain, Reconnect reconnect,
+                           Heartbeat heartbeat, Security security) {
+
+    public ServerConfig {
+        Objects.requireNonNull(server, "server");
+        Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(drain, "drain");
+        Objects.requireNonNull(reconnect, "reconnect");
+        Objects.requireNonNull(heartbeat, "heartbeat");
+        Objects.requireNonNull(security, "security");
+    }
+
+    public static ServerConfig defaults() {
+        return new ServerConfig(Server.defaults(), Store.defaults(), Limits.defaults(), Drain.defaults(),
+                Reconnect.defaults(), Heartbeat.defaults(), Security.defaults());
+    }
+
+    public ServerConfig withServer(Server s) {
+        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security);
+    }
+
+    public ServerConfig withStore(Store s) {
+        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security);
+    }
+
+    public ServerConfig withLimits(Limits l) {
+        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security);
+    }
+
+    public ServerConfig withDrain(Drain d) {
+        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security);
+    }
+
+    public ServerConfig withHeartbeat(Heartbeat h) {
+        return new ServerConfig(server, store, limits, drain, reconnect, h, security);
+    }
+
+    public ServerConfig withSecurity(Security s) {
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s);
+    }
+
+    /** Listening socket and event loops. */
+    public record Server(String host, int port, int ioThreads) {
+        public static final String DEFAULT_HOST = "0.0.0.0";
+        public static final int DEFAULT_PORT = 8080;
+        /** 0 means two per core. */
+        public static final int DEFAULT_IO_THREADS = 0;
+
+        public Server {
+            require(host != null && !host.isBlank(), "server.host", host, "a host name or address");
+            require(port >= 0 && port <= 65535, "server.port", port, "0-65535 (0 picks a free port)");
+            require(ioThreads >= 0 && ioThreads <= 1024, "server.ioThreads", ioThreads, "0-1024 (0 = 2 per core)");
+        }
+
+        public static Server defaults() {
+            return new Server(DEFAULT_HOST, DEFAULT_PORT, DEFAULT_IO_THREADS);
+        }
+
+        public Server withPort(int p) {
+            return new Server(host, p, ioThreads);
+        }
+    }
+
+    /** The event history on disk. */
+    public record Store(String dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
+                        boolean fsync, Duration retentionCheckInterval) {
+        public static final String DEFAULT_DATA_DIR = "./data";
+        public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(24);
+        public static final long DEFAULT_RETENTION_COUNT = 100_000;
+        public static final Duration DEFAULT_DEDUPE_WINDOW = Duration.ofHours(24);
+        public static final Duration DEFAULT_RETENTION_CHECK_INTERVAL = Duration.ofMinutes(1);
+
+        public Store {
+            require(dataDir != null && !dataDir.isBlank(), "store.dataDir", dataDir, "a directory path");
+            require(retentionAge != null && retentionAge.toMinutes() >= 1, "store.retentionAge", retentionAge,
+                    ">= 1m");
+            require(retentionCount >= 1, "store.retentionCount", retentionCount, ">= 1");
+            require(dedupeWindow != null && !dedupeWindow.isNegative(), "store.dedupeWindow", dedupeWindow,
+                    ">= 0");
+            require(retentionCheckInterval != null && retentionCheckInterval.toMillis() >= 10,
+                    "store.retentionCheckInterval", retentionCheckInterval, ">= 10ms");
+        }
+
+        public static Store defaults() {
+            return new Store(DEFAULT_DATA_DIR, DEFAULT_RETENTION_AGE, DEFAULT_RETENTION_COUNT,
+                    DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL);
+        }
+
+        public Store withDataDir(String d) {
+            return new Store(d, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval);
+        }
+
+        public Store withRetention(Duration age, long count) {
+            return new Store(dataDir, age, count, dedupeWindow, fsync, retentionCheckInterval);
+        }
+
+        public Store withFsync(boolean f) {
+            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, f, retentionCheckInterval);
+        }
+    }
+
+    /** Bounds on what one client may send or hold. */
+    public record Limits(int maxPublishBytes, int maxFrameBytes, int maxTopicsPerConnection, int maxConnections,
+                         int maxConnectionsPerIp, int maxHandshakesPerSecond, Duration handshakeTimeout,
+                         Duration slowConsumerTimeout, int maxInboundMessagesPerSecond) {
+        public static final int DEFAULT_MAX_PUBLISH_BYTES = 64 * 1024;
+        public static final int DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
+        public static final int DEFAULT_MAX_TOPICS_PER_CONNECTION = 100;
+        public static final int DEFAULT_MAX_CONNECTIONS = 100_000;
+        public static final int DEFAULT_MAX_CONNECTIONS_PER_IP = 100_000;
+        public static final int DEFAULT_MAX_HANDSHAKES_PER_SECOND = 5_000;
+        public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+        public static final Duration DEFAULT_SLOW_CONSUMER_TIMEOUT = Duration.ofSeconds(30);
+        public static final int DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND = 100;
+
+        public Limits {
+            require(maxPublishBytes >= 16 && maxPublishBytes <= 16 << 20, "limits.maxPublishBytes", maxPublishBytes,
+                    "16 bytes - 16 MiB");
+            require(maxFrameBytes >= 256 && maxFrameBytes <= 16 << 20, "limits.maxFrameBytes", maxFrameBytes,
+                    "256 bytes - 16 MiB");
+            require(maxTopicsPerConnection >= 1 && maxTopicsPerConnection <= 10_000, "limits.maxTopicsPerConnection",
+                    maxTopicsPerConnection, "1-10000");
+            require(maxConnections >= 1, "limits.maxConnections", maxConnections, ">= 1");
+            require(maxConnectionsPerIp >= 1, "limits.maxConnectionsPerIp", maxConnectionsPerIp, ">= 1");
+            require(maxHandshakesPerSecond >= 1, "limits.maxHandshakesPerSecond", maxHandshakesPerSecond, ">= 1");
+            require(handshakeTimeout != null && handshakeTimeout.toMillis() >= 100, "limits.handshakeTimeout",
+                    handshakeTimeout, ">= 100ms");
+            require(slowConsumerTimeout != null && slowConsumerTimeout.toMillis() >= 100,
+                    "limits.slowConsumerTimeout", slowConsumerTimeout, ">= 100ms");
+            require(maxInboundMessagesPerSecond >= 1, "limits.maxInboundMessagesPerSecond",
+                    maxInboundMessagesPerSecond, ">= 1");
+        }
+
+        public static Limits defaults() {
+            return new Limits(DEFAULT_MAX_PUBLISH_BYTES, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TOPICS_PER_CONNECTION,
+                    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MAX_HANDSHAKES_PER_SECOND,
+                    DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND);
+        }
+
+        public Limits withMaxConnections(int n) {
+            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, n, maxConnectionsPerIp,
+                    maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond);
+        }
+    }
+
+    /** The orderly stop: readiness off, grace for the balancer, paced 1012 closes, bounded wait. */
+    public record Drain(Duration lbGrace, Duration minWindow, Duration deadline) {
+        public static final Duration DEFAULT_LB_GRACE = Duration.ofSeconds(2);
+        public static final Duration DEFAULT_MIN_WINDOW = Duration.ofSeconds(5);
+        public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(25);
+
+        public Drain {
+            require(lbGrace != null && !lbGrace.isNegative(), "drain.lbGrace", lbGrace, ">= 0");
+            require(minWindow != null && !minWindow.isNegative(), "drain.minWindow", minWindow, ">= 0");
+            require(deadline != null && deadline.compareTo(lbGrace.plusSeconds(1)) >= 0, "drain.deadline", deadline,
+                    ">= drain.lbGrace + 1s");
+        }
+
+        public static Drain defaults() {
+            return new Drain(DEFAULT_LB_GRACE, DEFAULT_MIN_WINDOW, DEFAULT_DEADLINE);
+        }
+    }
+
+    /** How fast the server wants clients back after a restart or overload. */
+    public record Reconnect(int targetRate) {
+        public static final int DEFAULT_TARGET_RATE = 2_000;
+
+        public Reconnect {
+            require(targetRate >= 1, "reconnect.targetRate", targetRate, ">= 1 per second");
+        }
+
+        public static Reconnect defaults() {
+            return new Reconnect(DEFAULT_TARGET_RATE);
+        }
+    }
+
+    /** Server pings; silence past the timeout closes the connection. */
+    public record Heartbeat(Duration interval, Duration timeout) {
+        public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(25);
+        public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+
+        public Heartbeat {
+            require(interval != null && interval.toMillis() >= 100, "heartbeat.interval", interval, ">= 100ms");
+            require(timeout != null && timeout.toMillis() >= 100, "heartbeat.timeout", timeout, ">= 100ms");
+        }
+
+        public static Heartbeat defaults() {
+            return new Heartbeat(DEFAULT_INTERVAL, DEFAULT_TIMEOUT);
+        }
+    }
+
+    /** Origins allowed to open WebSockets (empty = any), and proxies trusted for X-Forwarded-For. */
+    public record Security(List<String> allowedOrigins, List<String> trustedProxies) {
+        public Security {
+            require(allowedOrigins != null, "security.allowedOrigins", null, "a list");
+            require(trustedProxies != null, "security.trustedProxies", null, "a list");
+            allowedOrigins = List.copyOf(allowedOrigins);
+            trustedProxies = List.copyOf(trustedProxies);
+        }
+
+        public static Security defaults() {
+            return new Security(List.of(), List.of());
+        }
+    }
+
+    static void require(boolean ok, String key, Object value, String expected) {
+        if (!ok) {
+            Object shown = value instanceof Duration d ? Durations.format(d) : value;
+            throw new ConfigException(key + ": " + shown + " (expected: " + expected + ")");
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.util.ReferenceCountUtil;
+import io.pushd.protocol.ClientMessage;
+import io.pushd.protocol.CloseCode;
+import io.pushd.protocol.ErrorCodes;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.protocol.ProtocolException;
+import io.pushd.protocol.ServerMessage;
+import io.pushd.server.replay.TopicSubscription;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One WebSocket connection after the upgrade: its subscriptions, in-band commands, and the
+ * rules for what a client may send. Per connection; all state is touched on its event loop.
+ */
+final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
+
+    private static final Logger log = LoggerFactory.getLogger(LiveSessionHandler.class);
+
+    private final ServerContext server;
+    private final Map<String, TopicSubscription> subscriptions = new LinkedHashMap<>();
+
+    LiveSessionHandler(ServerContext server) {
+        this.server = server;
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
+            server.liveChannels().add(ctx.channel());
+            List<ClientMessage.Subscribe> initial = ctx.channel().attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS)
+                    .getAndSet(null);
+            log.debug("[{}] upgraded, {} topic(s)", ctx.channel().id().asShortText(),
+                    initial == null ? 0 : initial.size());
+            if (initial != null) {
+                for (ClientMessage.Subscribe s : initial) {
+                    subscribe(ctx, s);
+                }
+            }
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof WebSocketFrame frame)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        try {
+            if (frame instanceof TextWebSocketFrame text) {
+                onText(ctx, text.text());
+            } else if (frame instanceof BinaryWebSocketFrame) {
+                WebSocketClose.close(ctx.channel(), CloseCode.UNSUPPORTED_DATA, "binary frames are not supported");
+            }
+            // ping, pong and close are handled by the protocol handler before this one
+        } finally {
+            ReferenceCountUtil.release(frame);
+        }
+    }
+
+    private void onText(ChannelHandlerContext ctx, String text) {
+        ClientMessage message;
+        try {
+            message = ProtocolCodec.decodeClient(text);
+        } catch (ProtocolException e) {
+            sendError(ctx, e.code(), e.getMessage());
+            return;
+        }
+        if (message instanceof ClientMessage.Subscribe s) {
+            if (subscriptions.containsKey(s.topic())) {
+                sendError(ctx, ErrorCodes.BAD_MESSAGE, "already subscribed to '" + s.topic() + "'");
+            } else if (subscriptions.size() >= server.config().limits().maxTopicsPerConnection()) {
+                sendError(ctx, ErrorCodes.TOO_MANY_TOPICS, "too many topics (expected: at most "
+                        + server.config().limits().maxTopicsPerConnection() + ")");
+            } else {
+                subscribe(ctx, s);
+            }
+        } else if (message instanceof ClientMessage.Unsubscribe u) {
+            TopicSubscription sub = subscriptions.remove(u.topic());
+            if (sub == null) {
+                sendError(ctx, ErrorCodes.BAD_MESSAGE, "not subscribed to '" + u.topic() + "'");
+            } else {
+                sub.close();
+            }
+        }
+    }
+
+    private void subscribe(ChannelHandlerContext ctx, ClientMessage.Subscribe s) {
+        TopicSubscription sub = new TopicSubscription(s.topic(), ctx.channel(), server.store(), server.hub());
+        subscriptions.put(s.topic(), sub);
+        sub.start(s.after());
+    }
+
+    private void sendError(ChannelHandlerContext ctx, String code, String message) {
+        ctx.writeAndFlush(new TextWebSocketFrame(ProtocolCodec.encode(new ServerMessage.Error(code, message))));
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable()) {
+            for (TopicSubscription sub : subscriptions.values()) {
+                sub.onWritable();
+            }
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        for (TopicSubscription sub : subscriptions.values()) {
+            sub.close();
+        }
+        subscriptions.clear();
+        log.debug("[{}] disconnected", ctx.channel().id().asShortText());
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        String id = ctx.channel().id().asShortText();
+        if (cause instanceof TooLongFrameException) {
+            WebSocketClose.close(ctx.channel(), CloseCode.MESSAGE_TOO_BIG, "message too big");
+        } else if (cause instanceof CorruptedWebSocketFrameException || cause instanceof CorruptedFrameException) {
+            log.debug("[{}] protocol error: {}", id, cause.getMessage());
+            ctx.close(); // the frame decoder already sent its close frame
+        } else if (cause instanceof IOException) {
+            log.debug("[{}] connection error: {}", id, cause.toString()); // resets are ordinary
+            ctx.close();
+        } else {
+            log.warn("[{}] unexpected error", id, cause);
+            WebSocketClose.close(ctx.channel(), CloseCode.INTERNAL_ERROR, "internal error");
+        }
+    }
+}

@@ -1,0 +1,59 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.flush.FlushConsolidationHandler;
+import io.pushd.server.config.ServerConfig;
+
+/** Builds every connection's pipeline, top to bottom; see {@link HandlerNames} for the picture. */
+public final class PushServerInitializer extends ChannelInitializer<SocketChannel> {
+
+    private static final int MAX_INITIAL_LINE = 8192;
+    private static final int MAX_HEADER_SIZE = 8192;
+    /** Flushes consolidated before one is forced, when no read is in progress. */
+    private static final int EXPLICIT_FLUSH_AFTER_FLUSHES = 256;
+    /** How long to wait for the client's close frame after ours. */
+    private static final long FORCE_CLOSE_TIMEOUT_MILLIS = 3_000;
+
+    private final ServerContext server;
+    private final WebSocketServerProtocolConfig wsConfig;
+
+    public PushServerInitializer(ServerContext server) {
+        this.server = server;
+        ServerConfig.Limits limits = server.config().limits();
+        this.wsConfig = WebSocketServerProtocolConfig.newBuilder()
+                .websocketPath(HttpApiHandler.LIVE_PATH)
+                .checkStartsWith(true) // the path carries a query
+                .handshakeTimeoutMillis(limits.handshakeTimeout().toMillis())
+                .forceCloseTimeoutMillis(FORCE_CLOSE_TIMEOUT_MILLIS)
+                .sendCloseFrame(WebSocketCloseStatus.NORMAL_CLOSURE)
+                .decoderConfig(WebSocketDecoderConfig.newBuilder()
+                        .maxFramePayloadLength(limits.maxFrameBytes())
+                        .allowExtensions(false)
+                        .closeOnProtocolViolation(true)
+                        .build())
+                .build();
+    }
+
+    @Override
+    protected void initChannel(SocketChannel ch) {
+        ServerConfig.Limits limits = server.config().limits();
+        ChannelPipeline p = ch.pipeline();
+        p.addLast(HandlerNames.FLUSH_CONSOLIDATION, new FlushConsolidationHandler(EXPLICIT_FLUSH_AFTER_FLUSHES, true));
+        p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
+        p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
+        p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
+        p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server));
+        p.addLast(HandlerNames.WS_PROTOCOL, new WebSocketServerProtocolHandler(wsConfig));
+        p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
+        p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server));
+    }
+}

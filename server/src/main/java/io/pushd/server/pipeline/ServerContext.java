@@ -1,0 +1,13 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.group.ChannelGroup;
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.store.EventStore;
+import io.pushd.server.topic.Publisher;
+import io.pushd.server.topic.TopicHub;
+
+/** What the per-connection handlers share: one instance per server. */
+public record ServerContext(ServerConfig config, EventStore store, Publisher publisher, TopicHub hub,
+                            Lifecycle lifecycle, ChannelGroup liveChannels) {
+}

@@ -1,0 +1,49 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.util.AttributeKey;
+import io.pushd.protocol.CloseCode;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends a connection's close frame once, behind a guard. The WebSocket protocol handler then
+ * waits (bounded) for the client's close frame before it closes the socket.
+ */
+public final class WebSocketClose {
+
+    private static final Logger log = LoggerFactory.getLogger(WebSocketClose.class);
+    private static final AttributeKey<AtomicBoolean> CLOSING = AttributeKey.valueOf("push.closing");
+
+    private WebSocketClose() {
+    }
+
+    /** Returns false when a close frame was already sent on this channel. */
+    public static boolean close(Channel ch, CloseCode code, String reason) {
+        AtomicBoolean guard = ch.attr(CLOSING).setIfAbsent(new AtomicBoolean());
+        if (guard == null) {
+            guard = ch.attr(CLOSING).get();
+        }
+        if (!guard.compareAndSet(false, true)) {
+            return false;
+        }
+        String r = CloseCode.truncateReason(reason);
+        log.debug("[{}] closing with {} {}", ch.id().asShortText(), code.describe(), r);
+        ChannelFuture f = ch.writeAndFlush(new CloseWebSocketFrame(code.code(), r));
+        f.addListener(done -> {
+            if (!done.isSuccess()) {
+                ch.close();
+            }
+        });
+        return true;
+    }
+
+    /** True once a close frame was sent. */
+    public static boolean isClosing(Channel ch) {
+        AtomicBoolean guard = ch.attr(CLOSING).get();
+        return guard != null && guard.get();
+    }
+}

@@ -1,0 +1,430 @@
+package io.pushd.server.store;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.channels.FileChannel;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.stream.Stream;
+import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.bytes.SyncMode;
+import net.openhft.chronicle.core.time.TimeProvider;
+import net.openhft.chronicle.queue.ExcerptAppender;
+import net.openhft.chronicle.queue.ExcerptTailer;
+import net.openhft.chronicle.queue.RollCycle;
+import net.openhft.chronicle.queue.RollCycles;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder;
+import net.openhft.chronicle.wire.DocumentContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The history of every topic in one Chronicle Queue (hourly files) plus an in-memory index per
+ * topic. 10,000 topics cost 10,000 small arrays, not 10,000 queues or memory maps.
+ *
+ * <p>Files in the data directory: {@code epoch} (the history's name, written once),
+ * {@code heads.properties} (each topic's last sequence, written before log files are deleted so
+ * the sequence never goes back), {@code log/} (the queue).
+ *
+ * <p>Threads: {@link #append} and {@link #enforceRetention} from the single writer thread; reads
+ * from any thread (each thread gets its own tailer). Deleting files takes a write lock that reads
+ * share, so a read never meets a half-deleted file.
+ */
+public final class ChronicleEventStore implements EventStore {
+
+    private static final Logger log = LoggerFactory.getLogger(ChronicleEventStore.class);
+    private static final byte RECORD_EVENT = 1;
+    private static final RollCycle ROLL_CYCLE = RollCycles.FAST_HOURLY;
+    private static final int READ_BATCH = 256;
+
+    private final Path dataDir;
+    private final Path logDir;
+    private final String epoch;
+    private final boolean fsync;
+    private final long retentionAgeMillis;
+    private final long retentionCount;
+    private final TimeProvider clock;
+    private final SingleChronicleQueue queue;
+    private final ExcerptAppender appender;
+    private final Map<String, TopicIndex> topics = new ConcurrentHashMap<>();
+    private final IdempotencyIndex idempotency;
+    private final ReentrantReadWriteLock fileLock = new ReentrantReadWriteLock();
+    private final ThreadLocal<ReadState> readers;
+    private final DateTimeFormatter cycleFileFormat;
+    private final long recoveredEvents;
+    private volatile boolean closed;
+
+    /** Per-thread read state: a tailer and scratch arrays, so reads allocate little. */
+    private static final class ReadState {
+        final ExcerptTailer tailer;
+        final long[] seqs = new long[READ_BATCH];
+        final long[] positions = new long[READ_BATCH];
+
+        ReadState(ExcerptTailer tailer) {
+            this.tailer = tailer;
+        }
+    }
+
+    public ChronicleEventStore(Path dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
+                               boolean fsync, TimeProvider clock) {
+        this.dataDir = dataDir;
+        this.logDir = dataDir.resolve("log");
+        this.fsync = fsync;
+        this.retentionAgeMillis = retentionAge.toMillis();
+        this.retentionCount = retentionCount;
+        this.clock = clock;
+        this.idempotency = new IdempotencyIndex(dedupeWindow.toMillis());
+        this.cycleFileFormat = DateTimeFormatter.ofPattern(ROLL_CYCLE.format()).withZone(ZoneOffset.UTC);
+        try {
+            Files.createDirectories(dataDir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create data directory " + dataDir, e);
+        }
+        this.epoch = loadOrCreateEpoch(dataDir);
+        SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(logDir.toFile())
+                .rollCycle(ROLL_CYCLE)
+                .timeProvider(clock);
+        if (fsync) {
+            builder.syncMode(SyncMode.SYNC);
+        }
+        this.queue = builder.build();
+        this.appender = queue.createAppender();
+        // The single writer thread may differ from the constructing thread; writes are serialised by the caller.
+        this.appender.singleThreadedCheckDisabled(true);
+        this.readers = ThreadLocal.withInitial(() -> {
+            ExcerptTailer t = queue.createTailer();
+            t.singleThreadedCheckDisabled(true);
+            return new ReadState(t);
+        });
+        loadHeadsCheckpoint();
+        this.recoveredEvents = recover();
+    }
+
+    /** Number of events found in the log at start-up. */
+    public long recoveredEvents() {
+        return recoveredEvents;
+    }
+
+    @Override
+    public String epoch() {
+        return epoch;
+    }
+
+    @Override
+    public long append(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data) {
+        TopicIndex index = topics.computeIfAbsent(topic, t -> new TopicIndex());
+        if (seq <= index.head()) {
+            throw new IllegalArgumentException("topic " + topic + ": sequence " + seq + " is not after head "
+                    + index.head());
+        }
+        long position;
+        try (DocumentContext dc = appender.writingDocument()) {
+            Bytes<?> b = dc.wire().bytes();
+            b.writeByte(RECORD_EVENT);
+            b.writeUtf8(topic);
+            b.writeLong(seq);
+            b.writeLong(timestampMillis);
+            b.writeUtf8(idempotencyKey);
+            b.writeInt(data.length);
+            b.write(data);
+            position = dc.index();
+        }
+        index.add(seq, position);
+        index.trimToCount(retentionCount);
+        if (idempotencyKey != null) {
+            idempotency.put(topic, idempotencyKey, seq, timestampMillis, clock.currentTimeMillis());
+        }
+        return position;
+    }
+
+    @Override
+    public void sync() {
+        if (fsync) {
+            appender.sync();
+        }
+    }
+
+    @Override
+    public TopicRange range(String topic) {
+        TopicIndex index = topics.get(topic);
+        return index == null ? TopicRange.EMPTY : index.range();
+    }
+
+    @Override
+    public Map<String, Long> heads() {
+        Map<String, Long> heads = new HashMap<>();
+        topics.forEach((t, i) -> heads.put(t, i.head()));
+        return heads;
+    }
+
+    @Override
+    public long findByIdempotencyKey(String topic, String key) {
+        return idempotency.find(topic, key, clock.currentTimeMillis());
+    }
+
+    @Override
+    public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+        TopicIndex index = topics.get(topic);
+        if (index == null || closed) {
+            return 0;
+        }
+        ReadState rs = readers.get();
+        int n = index.positionsAfter(afterSeq, Math.min(max, READ_BATCH), rs.seqs, rs.positions);
+        int delivered = 0;
+        fileLock.readLock().lock();
+        try {
+            for (int i = 0; i < n; i++) {
+                if (closed || !rs.tailer.moveToIndex(rs.positions[i])) {
+                    break; // deleted by retention meanwhile; the caller sees the new oldest and resets
+                }
+                try (DocumentContext dc = rs.tailer.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        break;
+                    }
+                    Bytes<?> b = dc.wire().bytes();
+                    b.readByte();
+                    b.readUtf8();
+                    long seq = b.readLong();
+                    long ts = b.readLong();
+                    b.readUtf8();
+                    byte[] data = new byte[b.readInt()];
+                    b.read(data);
+                    if (seq != rs.seqs[i]) {
+                        throw new IllegalStateException("index of " + topic + " points at sequence " + seq
+                                + " instead of " + rs.seqs[i]);
+                    }
+                    visitor.accept(seq, ts, data);
+                    delivered++;
+                }
+            }
+        } finally {
+            fileLock.readLock().unlock();
+        }
+        return delivered;
+    }
+
+    @Override
+    public void enforceRetention() {
+        long now = clock.currentTimeMillis();
+        idempotency.expire(now);
+        int current = queue.cycle();
+        int first = queue.firstCycle();
+        if (first == Integer.MAX_VALUE || first >= current) {
+            return;
+        }
+        long lowWater = Long.MAX_VALUE; // nothing below this position is still kept by count
+        for (TopicIndex i : topics.values()) {
+            lowWater = Math.min(lowWater, i.oldestPosition());
+        }
+        long cycleMillis = ROLL_CYCLE.lengthInMillis();
+        int keepFrom = first;
+        for (int c = first; c < current; c++) {
+            long cycleEnd = (c + 1L) * cycleMillis;
+            long nextCycleStart = ROLL_CYCLE.toIndex(c + 1, 0);
+            boolean tooOld = cycleEnd <= now - retentionAgeMillis;
+            boolean unreferenced = nextCycleStart <= lowWater;
+            if (!tooOld && !unreferenced) {
+                break;
+            }
+            keepFrom = c + 1;
+        }
+        if (keepFrom == first) {
+            return;
+        }
+        long keptPosition = ROLL_CYCLE.toIndex(keepFrom, 0);
+        writeHeadsCheckpoint(); // before any file goes, so no head is ever forgotten
+        fileLock.writeLock().lock();
+        try {
+            for (TopicIndex i : topics.values()) {
+                i.trimBelowPosition(keptPosition);
+            }
+            for (int c = first; c < keepFrom; c++) {
+                File f = logDir.resolve(cycleFileFormat.format(Instant.ofEpochMilli(c * cycleMillis)) + ".cq4")
+                        .toFile();
+                if (f.exists() && !f.delete()) {
+                    log.warn("could not delete expired log file {}", f);
+                } else {
+                    log.info("deleted expired log file {}", f.getName());
+                }
+            }
+            queue.refreshDirectoryListing();
+        } finally {
+            fileLock.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public long diskBytes() {
+        try (Stream<Path> files = Files.list(logDir)) {
+            return files.filter(p -> p.toString().endsWith(".cq4")).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    return 0;
+                }
+            }).sum();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** Number of {@code .cq4} log files (hourly cycles), for tests and metrics. */
+    public long logFileCount() {
+        try (Stream<Path> files = Files.list(logDir)) {
+            return files.filter(p -> p.toString().endsWith(".cq4")).count();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        fileLock.writeLock().lock();
+        try {
+            if (fsync) {
+                appender.sync();
+            }
+            queue.close();
+        } finally {
+            fileLock.writeLock().unlock();
+        }
+    }
+
+    private long recover() {
+        long count = 0;
+        long now = clock.currentTimeMillis();
+        try (ExcerptTailer t = queue.createTailer()) {
+            t.toStart();
+            StringBuilder topicBuf = new StringBuilder();
+            while (true) {
+                try (DocumentContext dc = t.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        break;
+                    }
+                    Bytes<?> b = dc.wire().bytes();
+                    if (b.readByte() != RECORD_EVENT) {
+                        continue;
+                    }
+                    b.readUtf8(topicBuf);
+                    long seq = b.readLong();
+                    long ts = b.readLong();
+                    String key = b.readUtf8();
+                    String topic = topicBuf.toString();
+                    TopicIndex index = topics.computeIfAbsent(topic, x -> new TopicIndex());
+                    if (seq <= index.head()) {
+                        log.warn("log entry {} of topic {} repeats sequence {}; skipped", dc.index(), topic, seq);
+                        continue;
+                    }
+                    index.add(seq, dc.index());
+                    if (key != null) {
+                        idempotency.put(topic, key, seq, ts, now);
+                    }
+                    count++;
+                }
+            }
+        }
+        for (TopicIndex i : topics.values()) {
+            i.trimToCount(retentionCount);
+        }
+        return count;
+    }
+
+    private static String loadOrCreateEpoch(Path dataDir) {
+        Path file = dataDir.resolve("epoch");
+        try {
+            if (Files.exists(file)) {
+                String e = Files.readString(file, StandardCharsets.US_ASCII).trim();
+                if (e.matches("[0-9a-z]{1,32}")) {
+                    return e;
+                }
+                throw new IllegalStateException("data directory " + dataDir + " has a corrupt epoch file");
+            }
+            Path logPath = dataDir.resolve("log");
+            if (Files.isDirectory(logPath)) {
+                // A log without its epoch is a history we cannot vouch for: start a new one.
+                log.warn("data directory {} has a log but no epoch file; starting a new history", dataDir);
+                try (Stream<Path> old = Files.list(logPath)) {
+                    for (Path p : (Iterable<Path>) old::iterator) {
+                        Files.delete(p);
+                    }
+                }
+                Files.deleteIfExists(dataDir.resolve("heads.properties"));
+            }
+            SecureRandom random = new SecureRandom();
+            String epoch = Long.toString(System.currentTimeMillis() / 1000, 36)
+                    + Long.toString(Math.floorMod(random.nextLong(), 36L * 36 * 36 * 36), 36);
+            writeAtomically(dataDir, file, epoch.getBytes(StandardCharsets.US_ASCII));
+            return epoch;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read or create " + file, e);
+        }
+    }
+
+    private void loadHeadsCheckpoint() {
+        Path file = dataDir.resolve("heads.properties");
+        if (!Files.exists(file)) {
+            return;
+        }
+        Properties p = new Properties();
+        try (var in = Files.newInputStream(file)) {
+            p.load(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file, e);
+        }
+        for (String topic : p.stringPropertyNames()) {
+            topics.computeIfAbsent(topic, t -> new TopicIndex()).raiseHead(Long.parseLong(p.getProperty(topic)));
+        }
+    }
+
+    private void writeHeadsCheckpoint() {
+        Properties p = new Properties();
+        topics.forEach((t, i) -> p.setProperty(t, Long.toString(i.head())));
+        try {
+            var out = new java.io.ByteArrayOutputStream();
+            p.store(out, "last sequence of each topic; written before log files are deleted");
+            writeAtomically(dataDir, dataDir.resolve("heads.properties"), out.toByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write heads checkpoint", e);
+        }
+    }
+
+    /** Write to a temp file, fsync, rename over the target, fsync the directory. */
+    private static void writeAtomically(Path dir, Path target, byte[] content) throws IOException {
+        Path tmp = dir.resolve(target.getFileName() + ".tmp");
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            ch.write(java.nio.ByteBuffer.wrap(content));
+            ch.force(true);
+        }
+        try {
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+        }
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException ignored) {
+            // some file systems cannot fsync a directory; the rename is still atomic
+        }
+    }
+}

@@ -1,0 +1,11 @@
+package io.pushd.server.topic;
+
+/**
+ * Hands out the next sequence number of a topic. Called only from the publisher's writer thread.
+ * The local implementation counts in memory from the store's recovered heads; a shared one (for
+ * several nodes behind one balancer) can replace it without touching the pipeline.
+ */
+public interface Sequencer {
+
+    long next(String topic);
+}
