@@ -1,0 +1,35 @@
+package io.pushd.server.testing;
+
+import io.pushd.server.PushServer;
+import io.pushd.server.config.ServerConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/** A real server on an ephemeral loopback port with its data in a temp folder. */
+public final class TestServers {
+
+    static {
+        System.setProperty("chronicle.analytics.disable", "true");
+        System.setProperty("chronicle.announcer.disable", "true");
+        System.setProperty("chronicle.disk.monitor.disable", "true");
+    }
+
+    private TestServers() {
+    }
+
+    /** Defaults, except: port 0 on 127.0.0.1, data in {@code dataDir}, no balancer grace, 2 I/O threads. */
+    public static ServerConfig config(Path dataDir) {
+        ServerConfig d = ServerConfig.defaults();
+        return d.withServer(new ServerConfig.Server("127.0.0.1", 0, 2))
+                .withStore(d.store().withDataDir(dataDir.toString()))
+                .withDrain(new ServerConfig.Drain(Duration.ZERO, d.drain().minWindow(), d.drain().deadline()));
+    }
+
+    public static PushServer start(Path dataDir) throws InterruptedException {
+        return PushServer.start(config(dataDir));
+    }
+
+    public static PushServer start(ServerConfig config) throws InterruptedException {
+        return PushServer.start(config);
+    }
+}

@@ -1,0 +1,154 @@
+package io.pushd.server.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.pushd.protocol.ProtocolCodec;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An independent test client: the JDK's {@code java.net.http.WebSocket}. Collects every text
+ * message as parsed JSON, and the close code and reason the server sent.
+ */
+public final class WsClient implements AutoCloseable {
+
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    public final BlockingQueue<JsonNode> messages = new LinkedBlockingQueue<>();
+    public final CompletableFuture<int[]> closeCode = new CompletableFuture<>();
+    public volatile String closeReason;
+    private final WebSocket ws;
+
+    private WsClient(WebSocket ws) {
+        this.ws = ws;
+    }
+
+    /** Connects to {@code ws://127.0.0.1:port/v1/live?query}. */
+    public static WsClient connect(int port, String query) {
+        return connect(URI.create("ws://127.0.0.1:" + port + "/v1/live?" + query));
+    }
+
+    public static WsClient connect(URI uri) {
+        Holder holder = new Holder();
+        WebSocket ws = HTTP.newWebSocketBuilder()
+                .connectTimeout(Duration.ofSeconds(5))
+                .buildAsync(uri, holder.listener)
+                .orTimeout(10, TimeUnit.SECONDS)
+                .join();
+        WsClient c = new WsClient(ws);
+        holder.client.complete(c);
+        return c;
+    }
+
+    /** Connects and returns the failure (e.g. the HTTP status of a refused upgrade). */
+    public static CompletableFuture<WebSocket> tryConnect(URI uri) {
+        return HTTP.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
+                .buildAsync(uri, new WebSocket.Listener() { });
+    }
+
+    private static final class Holder {
+        final CompletableFuture<WsClient> client = new CompletableFuture<>();
+        final StringBuilder partial = new StringBuilder();
+        final WebSocket.Listener listener = new WebSocket.Listener() {
+            @Override
+            public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+                partial.append(data);
+                if (last) {
+                    String text = partial.toString();
+                    partial.setLength(0);
+                    client.thenAccept(c -> c.messages.add(parse(text)));
+                }
+                ws.request(1);
+                return null;
+            }
+
+            @Override
+            public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+                client.thenAccept(c -> {
+                    c.closeReason = reason;
+                    c.closeCode.complete(new int[] {statusCode});
+                });
+                return null;
+            }
+
+            @Override
+            public void onError(WebSocket ws, Throwable error) {
+                client.thenAccept(c -> c.closeCode.completeExceptionally(error));
+            }
+        };
+    }
+
+    private static JsonNode parse(String text) {
+        try {
+            return ProtocolCodec.mapper().readTree(text);
+        } catch (Exception e) {
+            throw new IllegalStateException("server sent invalid JSON: " + text, e);
+        }
+    }
+
+    public void send(String text) {
+        ws.sendText(text, true).join();
+    }
+
+    public WebSocket socket() {
+        return ws;
+    }
+
+    /** The next message, or fails after the timeout. */
+    public JsonNode next(Duration timeout) throws InterruptedException {
+        JsonNode n = messages.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        if (n == null) {
+            throw new AssertionError("no message within " + timeout);
+        }
+        return n;
+    }
+
+    public JsonNode next() throws InterruptedException {
+        return next(Duration.ofSeconds(10));
+    }
+
+    /** Takes messages until {@code count} of type {@code event} arrived (other types are kept too). */
+    public List<JsonNode> awaitEvents(int count, Duration timeout) throws InterruptedException {
+        List<JsonNode> all = new ArrayList<>();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        int events = 0;
+        while (events < count) {
+            long left = deadline - System.nanoTime();
+            JsonNode n = left <= 0 ? null : messages.poll(left, TimeUnit.NANOSECONDS);
+            if (n == null) {
+                throw new AssertionError("only " + events + " of " + count + " events within " + timeout
+                        + "; got " + all);
+            }
+            all.add(n);
+            if ("event".equals(n.path("type").asText())) {
+                events++;
+            }
+        }
+        return all;
+    }
+
+    /** The close code the server sent, waiting up to the timeout. */
+    public int awaitClose(Duration timeout) throws Exception {
+        return closeCode.get(timeout.toMillis(), TimeUnit.MILLISECONDS)[0];
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (!ws.isOutputClosed()) {
+                ws.sendClose(1000, "bye").orTimeout(2, TimeUnit.SECONDS).exceptionally(t -> null).join();
+            }
+        } catch (RuntimeException ignored) {
+            // already gone
+        }
+        ws.abort();
+    }
+}
