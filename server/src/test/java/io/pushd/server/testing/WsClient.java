@@ -22,13 +22,21 @@ public final class WsClient implements AutoCloseable {
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
 
-    public final BlockingQueue<JsonNode> messages = new LinkedBlockingQueue<>();
-    public final CompletableFuture<int[]> closeCode = new CompletableFuture<>();
-    public volatile String closeReason;
+    public final BlockingQueue<JsonNode> messages;
+    public final CompletableFuture<int[]> closeCode;
+    private final Holder holder;
     private final WebSocket ws;
 
-    private WsClient(WebSocket ws) {
+    private WsClient(WebSocket ws, Holder holder) {
         this.ws = ws;
+        this.holder = holder;
+        this.messages = holder.messages;
+        this.closeCode = holder.closeCode;
+    }
+
+    /** The reason of the server's close frame, once {@link #awaitClose} returned. */
+    public String closeReason() {
+        return holder.closeReason;
     }
 
     /** Connects to {@code ws://127.0.0.1:port/v1/live?query}. */
@@ -43,9 +51,7 @@ public final class WsClient implements AutoCloseable {
                 .buildAsync(uri, holder.listener)
                 .orTimeout(10, TimeUnit.SECONDS)
                 .join();
-        WsClient c = new WsClient(ws);
-        holder.client.complete(c);
-        return c;
+        return new WsClient(ws, holder);
     }
 
     /** Connects and returns the failure (e.g. the HTTP status of a refused upgrade). */
@@ -54,8 +60,11 @@ public final class WsClient implements AutoCloseable {
                 .buildAsync(uri, new WebSocket.Listener() { });
     }
 
+    /** Listener state, filled from the first frame on (before {@code connect} returns). */
     private static final class Holder {
-        final CompletableFuture<WsClient> client = new CompletableFuture<>();
+        final BlockingQueue<JsonNode> messages = new LinkedBlockingQueue<>();
+        final CompletableFuture<int[]> closeCode = new CompletableFuture<>();
+        volatile String closeReason;
         final StringBuilder partial = new StringBuilder();
         final WebSocket.Listener listener = new WebSocket.Listener() {
             @Override
@@ -64,7 +73,7 @@ public final class WsClient implements AutoCloseable {
                 if (last) {
                     String text = partial.toString();
                     partial.setLength(0);
-                    client.thenAccept(c -> c.messages.add(parse(text)));
+                    messages.add(parse(text));
                 }
                 ws.request(1);
                 return null;
@@ -72,16 +81,14 @@ public final class WsClient implements AutoCloseable {
 
             @Override
             public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
-                client.thenAccept(c -> {
-                    c.closeReason = reason;
-                    c.closeCode.complete(new int[] {statusCode});
-                });
+                closeReason = reason;
+                closeCode.complete(new int[] {statusCode});
                 return null;
             }
 
             @Override
             public void onError(WebSocket ws, Throwable error) {
-                client.thenAccept(c -> c.closeCode.completeExceptionally(error));
+                closeCode.completeExceptionally(error);
             }
         };
     }

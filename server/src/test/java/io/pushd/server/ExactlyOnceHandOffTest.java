@@ -1,0 +1,111 @@
+package io.pushd.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.pushd.protocol.EventId;
+import io.pushd.server.testing.Http;
+import io.pushd.server.testing.TestServers;
+import io.pushd.server.testing.WsClient;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The replay-to-live hand-off under load: publishers write as fast as they can while clients
+ * keep connecting with IDs from the past; every client must see every sequence after its ID
+ * exactly once, in order.
+ */
+class ExactlyOnceHandOffTest {
+
+    private static final String TOPIC = "stress";
+    private static final int ROUNDS = 30;
+    private static final int CLIENTS_PER_ROUND = 4;
+    /** Events each client must see after the head at its connect, so the hand-off is behind it. */
+    private static final int LIVE_TAIL = 100;
+
+    @TempDir
+    Path dataDir;
+    PushServer server;
+    final AtomicBoolean publishing = new AtomicBoolean(true);
+    final AtomicLong acknowledged = new AtomicLong();
+    final List<Thread> publishers = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        server = TestServers.start(dataDir);
+        for (int i = 0; i < 2; i++) {
+            Thread t = new Thread(() -> {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120); // bounded, whatever happens
+                while (publishing.get() && System.nanoTime() < deadline) {
+                    if (Http.publish(server.port(), TOPIC, "{\"v\":1}").status() == 201) {
+                        acknowledged.incrementAndGet();
+                    }
+                }
+            }, "publisher-" + i);
+            t.start();
+            publishers.add(t);
+        }
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        publishing.set(false);
+        for (Thread t : publishers) {
+            t.join(10_000);
+        }
+        server.close();
+    }
+
+    @Test
+    void everyReconnectingClientSeesEverySequenceAfterItsIdExactlyOnceWhilePublishersRunFlatOut()
+            throws Exception {
+        while (acknowledged.get() < 500) {
+            Thread.sleep(10);
+        }
+        long checkedEvents = 0;
+        int replayedFromStore = 0;
+        for (int round = 0; round < ROUNDS; round++) {
+            List<WsClient> clients = new ArrayList<>();
+            List<Long> starts = new ArrayList<>();
+            for (int c = 0; c < CLIENTS_PER_ROUND; c++) {
+                long head = server.store().range(TOPIC).head();
+                long after = ThreadLocalRandom.current().nextLong(Math.max(0, head - 400), head + 1);
+                starts.add(after);
+                clients.add(WsClient.connect(server.port(), "topic=" + TOPIC + "@" + server.epoch() + "-" + after));
+            }
+            for (int c = 0; c < clients.size(); c++) {
+                try (WsClient client = clients.get(c)) {
+                    JsonNode subscribed = client.next();
+                    assertThat(subscribed.path("type").asText()).isEqualTo("subscribed");
+                    long headAtSubscribe = EventId.parse(subscribed.path("head").asText()).seq();
+                    long expected = starts.get(c) + 1;
+                    long until = headAtSubscribe + LIVE_TAIL;
+                    while (expected <= until) {
+                        JsonNode m = client.next();
+                        assertThat(m.path("type").asText()).as("message %s", m).isEqualTo("event");
+                        long seq = EventId.parse(m.path("id").asText()).seq();
+                        assertThat(seq).as("round %d client %d: sequence after %d", round, c, expected - 1)
+                                .isEqualTo(expected);
+                        expected++;
+                        checkedEvents++;
+                    }
+                    if (headAtSubscribe > starts.get(c)) {
+                        replayedFromStore++;
+                    }
+                }
+            }
+        }
+        // The test is only meaningful if the hand-off really happened under load.
+        assertThat(replayedFromStore).isGreaterThan(ROUNDS);
+        assertThat(checkedEvents).isGreaterThan((long) ROUNDS * CLIENTS_PER_ROUND * LIVE_TAIL);
+    }
+}
