@@ -1,0 +1,242 @@
+package io.pushd.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.pushd.protocol.CloseCode;
+import io.pushd.server.testing.Http;
+import io.pushd.server.testing.RawHttp;
+import io.pushd.server.testing.TestServers;
+import io.pushd.server.testing.WsClient;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Every malformed request, query and frame gets a clear answer, and nothing is stored. */
+class BadInputTest {
+
+    @TempDir
+    Path dataDir;
+    PushServer server;
+    int port;
+    long expectedHeadOfT = 1;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = TestServers.start(dataDir);
+        port = server.port();
+        assertThat(Http.publish(port, "t", "{\"n\":1}").status()).isEqualTo(201);
+    }
+
+    @AfterEach
+    void stop() {
+        // whatever was sent, the one good event is all that is stored
+        assertThat(server.store().range("t").head()).isEqualTo(expectedHeadOfT);
+        server.close();
+    }
+
+    private void assertError(Http.Response r, int status, String code) {
+        assertThat(r.status()).as(r.body()).isEqualTo(status);
+        assertThat(r.header("content-type")).isEqualTo("application/json");
+        assertThat(r.json().path("error").asText()).isEqualTo(code);
+        assertThat(r.json().path("message").asText()).isNotBlank();
+    }
+
+    private static HttpRequest.Builder post(int port, String path) {
+        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void publishToAnInvalidTopicNameIs400() {
+        assertError(Http.publish(port, "bad!topic", "{}"), 400, "invalid_topic");
+        assertError(Http.publish(port, "x".repeat(201), "{}"), 400, "invalid_topic");
+        assertThat(server.store().range("bad!topic").head()).isZero();
+    }
+
+    @Test
+    void publishOfInvalidJsonIs400() {
+        assertError(Http.publish(port, "t", "{bad"), 400, "bad_json");
+        assertError(Http.publish(port, "t", "{} {}"), 400, "bad_json");
+        assertError(Http.publish(port, "t", ""), 400, "bad_json");
+        assertError(Http.publish(port, "t", "   "), 400, "bad_json");
+    }
+
+    @Test
+    void publishWithoutJsonContentTypeIs415() {
+        assertError(Http.send(post(port, "/v1/topics/t/events").header("Content-Type", "text/plain")
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).build()), 415, "unsupported_media_type");
+        assertError(Http.send(post(port, "/v1/topics/t/events")
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).build()), 415, "unsupported_media_type");
+    }
+
+    @Test
+    void publishLargerThanTheLimitIs413() {
+        String big = "\"" + "x".repeat(70 * 1024) + "\"";
+        assertError(Http.publish(port, "t", big), 413, "payload_too_large");
+    }
+
+    @Test
+    void wrongMethodsAre405WithAllow() {
+        Http.Response r = Http.get(port, "/v1/topics/t/events");
+        assertError(r, 405, "method_not_allowed");
+        assertThat(r.header("allow")).isEqualTo("POST");
+        Http.Response health = Http.send(post(port, "/healthz").POST(HttpRequest.BodyPublishers.noBody()).build());
+        assertError(health, 405, "method_not_allowed");
+        Http.Response live = Http.send(post(port, "/v1/live?topic=t").POST(HttpRequest.BodyPublishers.noBody())
+                .build());
+        assertError(live, 405, "method_not_allowed");
+    }
+
+    @Test
+    void unknownPathsAre404() {
+        assertError(Http.get(port, "/nope"), 404, "not_found");
+        assertError(Http.get(port, "/v1/topics/t/other"), 404, "not_found");
+    }
+
+    @Test
+    void invalidIdempotencyKeyIs400() throws Exception {
+        assertError(Http.publish(port, "t", "{}", "k".repeat(201)), 400, "invalid_idempotency_key");
+        String raw = "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Idempotency-Key: caf\u00e9\r\nContent-Length: 2\r\n\r\n{}";
+        RawHttp.Response r = RawHttp.exchange(port, raw);
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.json().path("error").asText()).isEqualTo("invalid_idempotency_key");
+    }
+
+    @Test
+    void malformedHttpIs400() throws Exception {
+        RawHttp.Response r = RawHttp.exchange(port, "GET /\u0001 HTTP/9.9 junk\r\n\r\n");
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.json().path("error").asText()).isEqualTo("bad_request");
+    }
+
+    @Test
+    void invalidSubscribeQueriesAreRefusedBeforeTheUpgrade() throws Exception {
+        String tooMany = IntStream.range(0, 101).mapToObj(i -> "topic=t" + i).collect(Collectors.joining("&"));
+        String[][] cases = {
+            {"after=", "invalid_query"},
+            {"topic=bad!name", "invalid_topic"},
+            {"topic=t@nodash", "invalid_id"},
+            {"topic=t@E-1", "invalid_id"},
+            {"topic=a&topic=b&after=x-1", "invalid_query"},
+            {"topic=t&topic=t", "invalid_query"},
+            {"topic=t&color=red", "invalid_query"},
+            {tooMany, "too_many_topics"},
+        };
+        for (String[] c : cases) {
+            RawHttp.Response r = RawHttp.exchange(port, RawHttp.upgrade(c[0], ""));
+            assertThat(r.status()).as(c[0]).isEqualTo(400);
+            assertThat(r.json().path("error").asText()).as(c[0]).isEqualTo(c[1]);
+        }
+    }
+
+    @Test
+    void malformedUpgradeHeadersAre400() throws Exception {
+        String noUpgrade = "GET /v1/live?topic=t HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        String noConnection = "GET /v1/live?topic=t HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        String noKey = "GET /v1/live?topic=t HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Version: 13\r\n\r\n";
+        String badKey = "GET /v1/live?topic=t HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        for (String req : new String[] {noUpgrade, noConnection, noKey, badKey}) {
+            RawHttp.Response r = RawHttp.exchange(port, req);
+            assertThat(r.status()).as(req).isEqualTo(400);
+            assertThat(r.json().path("error").asText()).isEqualTo("bad_request");
+        }
+    }
+
+    @Test
+    void unsupportedWebSocketVersionIs426NamingVersion13() throws Exception {
+        String req = "GET /v1/live?topic=t HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n";
+        RawHttp.Response r = RawHttp.exchange(port, req);
+        assertThat(r.status()).isEqualTo(426);
+        assertThat(r.header("sec-websocket-version")).isEqualTo("13");
+    }
+
+    @Test
+    void binaryFrameClosesWith1003() throws Exception {
+        try (WsClient c = WsClient.connect(port, "topic=t")) {
+            c.next();
+            c.socket().sendBinary(ByteBuffer.wrap(new byte[] {1, 2, 3}), true).join();
+            assertThat(c.awaitClose(Duration.ofSeconds(10))).isEqualTo(CloseCode.UNSUPPORTED_DATA.code());
+        }
+    }
+
+    @Test
+    void messageOverTheFrameLimitClosesWith1009() throws Exception {
+        try (WsClient c = WsClient.connect(port, "topic=t")) {
+            c.next();
+            c.socket().sendText("{\"type\":\"subscribe\",\"topic\":\"" + "x".repeat(70 * 1024) + "\"}", true);
+            assertThat(c.awaitClose(Duration.ofSeconds(10))).isEqualTo(CloseCode.MESSAGE_TOO_BIG.code());
+        }
+    }
+
+    @Test
+    void badInBandMessagesGetErrorFramesAndTheConnectionStaysUsable() throws Exception {
+        try (WsClient c = WsClient.connect(port, "topic=t")) {
+            c.next();
+            String[][] cases = {
+                {"not json", "bad_json"},
+                {"[1,2]", "bad_message"},
+                {"{\"type\":\"dance\",\"topic\":\"t\"}", "bad_message"},
+                {"{\"type\":\"subscribe\",\"topic\":\"no good\"}", "invalid_topic"},
+                {"{\"type\":\"subscribe\",\"topic\":\"u\",\"after\":\"zz\"}", "invalid_id"},
+                {"{\"type\":\"subscribe\",\"topic\":\"u\",\"after\":7}", "invalid_id"},
+                {"{\"type\":\"subscribe\",\"topic\":\"t\"}", "bad_message"},
+                {"{\"type\":\"unsubscribe\",\"topic\":\"never\"}", "bad_message"},
+            };
+            for (String[] cse : cases) {
+                c.send(cse[0]);
+                JsonNode err = c.next();
+                assertThat(err.path("type").asText()).as(cse[0]).isEqualTo("error");
+                assertThat(err.path("code").asText()).as(cse[0]).isEqualTo(cse[1]);
+            }
+            Http.publish(port, "u", "{}");
+            c.send("{\"type\":\"subscribe\",\"topic\":\"u\"}");
+            assertThat(c.next().path("type").asText()).isEqualTo("subscribed");
+        } finally {
+            assertThat(server.store().range("u").head()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void subscribingPastTheTopicLimitGetsAnErrorFrame() throws Exception {
+        try (WsClient c = WsClient.connect(port, "topic=t")) {
+            c.next();
+            for (int i = 1; i < 100; i++) {
+                c.send("{\"type\":\"subscribe\",\"topic\":\"x" + i + "\"}");
+                assertThat(c.next().path("type").asText()).isEqualTo("subscribed");
+            }
+            c.send("{\"type\":\"subscribe\",\"topic\":\"one-too-many\"}");
+            JsonNode err = c.next();
+            assertThat(err.path("code").asText()).isEqualTo("too_many_topics");
+        }
+    }
+
+    @Test
+    void unsubscribeStopsTheTopicsEvents() throws Exception {
+        try (WsClient c = WsClient.connect(port, "topic=t&topic=v")) {
+            c.next();
+            c.next();
+            c.send("{\"type\":\"unsubscribe\",\"topic\":\"t\"}");
+            Thread.sleep(200);
+            assertThat(Http.publish(port, "t", "{\"after\":\"unsubscribe\"}").status()).isEqualTo(201);
+            expectedHeadOfT = 2;
+            Http.publish(port, "v", "{\"only\":\"v\"}");
+            JsonNode m = c.next();
+            assertThat(m.path("topic").asText()).isEqualTo("v");
+            assertThat(c.messages.poll(300, java.util.concurrent.TimeUnit.MILLISECONDS)).isNull();
+        }
+    }
+}
