@@ -7,6 +7,8 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -17,6 +19,13 @@ import java.nio.charset.StandardCharsets;
 public final class ProtocolCodec {
 
     private static final ObjectMapper MAPPER = newMapper();
+    /**
+     * Reads published bodies keeping decimals exact: as doubles, {@code 0.30000000000000004441}
+     * would lose digits and {@code 1e400} would turn into the string {@code "Infinity"}.
+     */
+    private static final ObjectReader EXACT_READER = MAPPER.reader()
+            .with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+            .without(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES);
 
     private ProtocolCodec() {
     }
@@ -40,7 +49,7 @@ public final class ProtocolCodec {
     public static byte[] canonicalData(byte[] body) {
         JsonNode node;
         try {
-            node = MAPPER.readTree(body);
+            node = EXACT_READER.readTree(body);
         } catch (IOException e) {
             throw new ProtocolException(ErrorCodes.BAD_JSON, "body is not valid JSON: " + firstLine(e));
         }

@@ -18,6 +18,8 @@ import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.pushd.protocol.CloseCode;
+import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.lifecycle.ServerState;
@@ -63,6 +65,7 @@ public final class PushServer implements AutoCloseable {
     private final EventLoopGroup workerGroup;
     private final ChannelGroup liveChannels = new DefaultChannelGroup("live", GlobalEventExecutor.INSTANCE);
     private final ScheduledExecutorService housekeeping;
+    private final AdmissionControl admission;
     private final Channel serverChannel;
     private final String transport;
     private final long startupMillis;
@@ -103,7 +106,9 @@ public final class PushServer implements AutoCloseable {
                 ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
         this.bossGroup = new MultiThreadIoEventLoopGroup(1, io);
         this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads, io);
-        ServerContext context = new ServerContext(config, store, publisher, hub, lifecycle, liveChannels);
+        this.admission = new AdmissionControl(config.limits(), config.drain().minWindow().toMillis());
+        ServerContext context = new ServerContext(config, store, publisher, hub, lifecycle, liveChannels, admission,
+                new ClientAddress(config.security().trustedProxies()));
         try {
             this.serverChannel = new ServerBootstrap()
                     .group(bossGroup, workerGroup)

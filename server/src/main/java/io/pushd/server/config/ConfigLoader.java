@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
@@ -126,7 +127,7 @@ public final class ConfigLoader {
             } else if (k.equals("PUSH_DATA_DIR")) {
                 out.put("store.dataDir", e.getValue());
             } else if (k.startsWith("PUSH_") && k.indexOf('_', 5) > 0 && !k.equals("PUSH_CONFIG")) {
-                String rest = k.substring(5).toLowerCase();
+                String rest = k.substring(5).toLowerCase(Locale.ROOT);
                 int us = rest.indexOf('_');
                 String section = rest.substring(0, us);
                 out.put(section + "." + camel(rest.substring(us + 1)), e.getValue());

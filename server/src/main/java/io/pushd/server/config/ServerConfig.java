@@ -208,6 +208,10 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(trustedProxies != null, "security.trustedProxies", null, "a list");
             allowedOrigins = List.copyOf(allowedOrigins);
             trustedProxies = List.copyOf(trustedProxies);
+            for (String p : trustedProxies) {
+                require(p != null && p.matches("[0-9a-fA-F:.]+(/\\d{1,3})?"), "security.trustedProxies", p,
+                        "IP addresses or CIDR blocks");
+            }
         }
 
         public static Security defaults() {

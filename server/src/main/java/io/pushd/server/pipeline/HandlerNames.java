@@ -8,18 +8,25 @@ package io.pushd.server.pipeline;
  *   http-codec            HttpServerCodec             (replaced by the WebSocket codec on upgrade)
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
+ *   http-request-timeout  RequestTimeoutHandler       slowloris guard while the connection is HTTP
  *   http-api              HttpApiHandler              REST API, health, upgrade validation
+ *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
  *   ws-protocol           WebSocketServerProtocolHandler  handshake, ping/pong, close, frame limits
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
  *   ws-session            LiveSessionHandler          subscriptions, replay, live events
  * </pre>
+ *
+ * <p>{@code http-keepalive}, {@code http-request-timeout} and {@code http-api} leave the pipeline
+ * when the connection upgrades.
  */
 public final class HandlerNames {
     public static final String FLUSH_CONSOLIDATION = "flush-consolidation";
     public static final String HTTP_CODEC = "http-codec";
     public static final String HTTP_KEEPALIVE = "http-keepalive";
     public static final String HTTP_AGGREGATOR = "http-aggregator";
+    public static final String HTTP_REQUEST_TIMEOUT = "http-request-timeout";
     public static final String HTTP_API = "http-api";
+    public static final String WS_HEARTBEAT = "ws-heartbeat";
     public static final String WS_PROTOCOL = "ws-protocol";
     public static final String WS_AGGREGATOR = "ws-aggregator";
     public static final String WS_SESSION = "ws-session";

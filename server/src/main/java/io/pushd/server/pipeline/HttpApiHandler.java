@@ -39,6 +39,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     /** Subscriptions parsed from the upgrade query, read by {@link LiveSessionHandler}. */
     static final AttributeKey<List<ClientMessage.Subscribe>> INITIAL_SUBSCRIPTIONS =
             AttributeKey.valueOf("push.initialSubscriptions");
+    /** The address the connection counts against for admission (see ClientAddress). */
+    static final AttributeKey<String> CLIENT_IP = AttributeKey.valueOf("push.clientIp");
 
     static final String LIVE_PATH = "/v1/live";
     private static final String TOPICS_PREFIX = "/v1/topics/";
@@ -194,6 +196,15 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             HttpResponses.send(ctx, res, true);
             return false;
         }
+        List<String> allowedOrigins = server.config().security().allowedOrigins();
+        if (!allowedOrigins.isEmpty()) {
+            String origin = req.headers().get(HttpHeaderNames.ORIGIN);
+            if (origin == null || !allowedOrigins.contains(origin)) {
+                HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.FORBIDDEN, ErrorCodes.ORIGIN_NOT_ALLOWED,
+                        "Origin not allowed"), true);
+                return false;
+            }
+        }
         List<ClientMessage.Subscribe> subscriptions;
         try {
             subscriptions = SubscriptionRequest.parse(uri.parameters(),
@@ -208,8 +219,11 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             return false;
         }
         ctx.channel().attr(INITIAL_SUBSCRIPTIONS).set(subscriptions);
+        ctx.channel().attr(CLIENT_IP).set(server.clientAddress().resolve(ctx.channel().remoteAddress(),
+                req.headers().get("X-Forwarded-For")));
         // From here on this connection speaks WebSocket: the HTTP handlers step aside.
         ctx.pipeline().remove(HandlerNames.HTTP_KEEPALIVE);
+        ctx.pipeline().remove(HandlerNames.HTTP_REQUEST_TIMEOUT);
         ctx.pipeline().remove(this);
         ctx.fireChannelRead(req);
         return true;

@@ -16,8 +16,13 @@ import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.ServerMessage;
+import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.admission.TokenBucket;
 import io.pushd.server.replay.TopicSubscription;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +39,9 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
 
     private final ServerContext server;
     private final Map<String, TopicSubscription> subscriptions = new LinkedHashMap<>();
+    private TokenBucket inboundRate;
+    private String admittedIp; // non-null once admission counted this connection
+    private ScheduledFuture<?> slowConsumerCheck;
 
     LiveSessionHandler(ServerContext server) {
         this.server = server;
@@ -42,18 +50,35 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
-            server.liveChannels().add(ctx.channel());
-            List<ClientMessage.Subscribe> initial = ctx.channel().attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS)
-                    .getAndSet(null);
-            log.debug("[{}] upgraded, {} topic(s)", ctx.channel().id().asShortText(),
-                    initial == null ? 0 : initial.size());
-            if (initial != null) {
-                for (ClientMessage.Subscribe s : initial) {
-                    subscribe(ctx, s);
-                }
-            }
+            onUpgraded(ctx);
         }
         super.userEventTriggered(ctx, evt);
+    }
+
+    private void onUpgraded(ChannelHandlerContext ctx) {
+        String id = ctx.channel().id().asShortText();
+        List<ClientMessage.Subscribe> initial = ctx.channel().attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).getAndSet(null);
+        String ip = ctx.channel().attr(HttpApiHandler.CLIENT_IP).get();
+        // Over a limit the upgrade still completes, so a browser sees the close code and the hint.
+        AdmissionControl.Decision decision = server.admission().admit(ip);
+        if (!decision.admitted()) {
+            log.debug("[{}] refused ({}), retry in {} ms", id, decision.reason(), decision.retryMs());
+            WebSocketClose.close(ctx.channel(), CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(decision.retryMs()));
+            return;
+        }
+        admittedIp = ip;
+        server.liveChannels().add(ctx.channel());
+        inboundRate = new TokenBucket(server.config().limits().maxInboundMessagesPerSecond(), System.nanoTime());
+        HeartbeatHandler heartbeat = ctx.pipeline().get(HeartbeatHandler.class);
+        if (heartbeat != null) {
+            heartbeat.start(ctx.pipeline().context(heartbeat));
+        }
+        log.debug("[{}] upgraded from {}, {} topic(s)", id, ip, initial == null ? 0 : initial.size());
+        if (initial != null) {
+            for (ClientMessage.Subscribe s : initial) {
+                subscribe(ctx, s);
+            }
+        }
     }
 
     @Override
@@ -63,6 +88,14 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         try {
+            if (admittedIp == null || WebSocketClose.isClosing(ctx.channel())) {
+                return; // refused or closing: nothing the client says matters any more
+            }
+            if (!inboundRate.tryAcquire(System.nanoTime())) {
+                WebSocketClose.close(ctx.channel(), CloseCode.POLICY_VIOLATION, "more than "
+                        + server.config().limits().maxInboundMessagesPerSecond() + " messages per second");
+                return;
+            }
             if (frame instanceof TextWebSocketFrame text) {
                 onText(ctx, text.text());
             } else if (frame instanceof BinaryWebSocketFrame) {
@@ -114,11 +147,32 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
         if (ctx.channel().isWritable()) {
+            cancelSlowConsumerCheck();
             for (TopicSubscription sub : subscriptions.values()) {
                 sub.onWritable();
             }
+        } else if (slowConsumerCheck == null && admittedIp != null) {
+            // Subscriptions already stopped writing (they catch up from the store later), so memory
+            // is bounded; a reader that stays stuck this long is closed so it resumes elsewhere.
+            long timeout = server.config().limits().slowConsumerTimeout().toMillis();
+            slowConsumerCheck = ctx.executor().schedule(() -> {
+                slowConsumerCheck = null;
+                if (!ctx.channel().isWritable()) {
+                    long retryMs = ThreadLocalRandom.current().nextLong(
+                            server.config().drain().minWindow().toMillis() + 1);
+                    log.debug("[{}] slow consumer: unwritable for {} ms", ctx.channel().id().asShortText(), timeout);
+                    WebSocketClose.close(ctx.channel(), CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(retryMs));
+                }
+            }, timeout, TimeUnit.MILLISECONDS);
         }
         super.channelWritabilityChanged(ctx);
+    }
+
+    private void cancelSlowConsumerCheck() {
+        if (slowConsumerCheck != null) {
+            slowConsumerCheck.cancel(false);
+            slowConsumerCheck = null;
+        }
     }
 
     @Override
@@ -127,6 +181,11 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             sub.close();
         }
         subscriptions.clear();
+        cancelSlowConsumerCheck();
+        if (admittedIp != null) {
+            server.admission().release(admittedIp);
+            admittedIp = null;
+        }
         log.debug("[{}] disconnected", ctx.channel().id().asShortText());
         super.channelInactive(ctx);
     }

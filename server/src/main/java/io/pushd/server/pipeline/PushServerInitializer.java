@@ -20,8 +20,6 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     private static final int MAX_HEADER_SIZE = 8192;
     /** Flushes consolidated before one is forced, when no read is in progress. */
     private static final int EXPLICIT_FLUSH_AFTER_FLUSHES = 256;
-    /** How long to wait for the client's close frame after ours. */
-    private static final long FORCE_CLOSE_TIMEOUT_MILLIS = 3_000;
 
     private final ServerContext server;
     private final WebSocketServerProtocolConfig wsConfig;
@@ -33,7 +31,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
                 .websocketPath(HttpApiHandler.LIVE_PATH)
                 .checkStartsWith(true) // the path carries a query
                 .handshakeTimeoutMillis(limits.handshakeTimeout().toMillis())
-                .forceCloseTimeoutMillis(FORCE_CLOSE_TIMEOUT_MILLIS)
+                .forceCloseTimeoutMillis(WebSocketClose.FORCE_CLOSE_MILLIS)
                 .sendCloseFrame(WebSocketCloseStatus.NORMAL_CLOSURE)
                 .decoderConfig(WebSocketDecoderConfig.newBuilder()
                         .maxFramePayloadLength(limits.maxFrameBytes())
@@ -51,7 +49,10 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
         p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
+        p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits.handshakeTimeout()));
         p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server));
+        p.addLast(HandlerNames.WS_HEARTBEAT, new HeartbeatHandler(server.config().heartbeat().interval(),
+                server.config().heartbeat().timeout()));
         p.addLast(HandlerNames.WS_PROTOCOL, new WebSocketServerProtocolHandler(wsConfig));
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
         p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server));

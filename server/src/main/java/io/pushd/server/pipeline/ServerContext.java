@@ -1,6 +1,8 @@
 package io.pushd.server.pipeline;
 
 import io.netty.channel.group.ChannelGroup;
+import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.store.EventStore;
@@ -9,5 +11,6 @@ import io.pushd.server.topic.TopicHub;
 
 /** What the per-connection handlers share: one instance per server. */
 public record ServerContext(ServerConfig config, EventStore store, Publisher publisher, TopicHub hub,
-                            Lifecycle lifecycle, ChannelGroup liveChannels) {
+                            Lifecycle lifecycle, ChannelGroup liveChannels,
+                            AdmissionControl admission, ClientAddress clientAddress) {
 }

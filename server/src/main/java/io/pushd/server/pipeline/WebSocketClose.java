@@ -5,18 +5,22 @@ import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.util.AttributeKey;
 import io.pushd.protocol.CloseCode;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sends a connection's close frame once, behind a guard. The WebSocket protocol handler then
- * waits (bounded) for the client's close frame before it closes the socket.
+ * Sends a connection's close frame once, behind a guard. The WebSocket protocol handler closes
+ * the socket when the client's close frame comes back; if it does not within
+ * {@link #FORCE_CLOSE_MILLIS}, the socket is closed anyway.
  */
 public final class WebSocketClose {
 
     private static final Logger log = LoggerFactory.getLogger(WebSocketClose.class);
     private static final AttributeKey<AtomicBoolean> CLOSING = AttributeKey.valueOf("push.closing");
+    /** How long the closing handshake may take before the socket is closed anyway. */
+    public static final long FORCE_CLOSE_MILLIS = 3_000;
 
     private WebSocketClose() {
     }
@@ -38,6 +42,13 @@ public final class WebSocketClose {
                 ch.close();
             }
         });
+        // A peer that never answers (or never reads, so our frame is still queued) is dropped.
+        ch.eventLoop().schedule(() -> {
+            if (ch.isActive()) {
+                log.debug("[{}] no close reply within {} ms; closing", ch.id().asShortText(), FORCE_CLOSE_MILLIS);
+                ch.close();
+            }
+        }, FORCE_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
         return true;
     }
 

@@ -112,8 +112,10 @@ public final class ChronicleEventStore implements EventStore {
             t.singleThreadedCheckDisabled(true);
             return new ReadState(t);
         });
-        loadHeadsCheckpoint();
+        // Log first, checkpoint second: the checkpoint's heads cover events still in the log, and
+        // raising the heads first would make recovery skip those events as "repeated".
         this.recoveredEvents = recover();
+        loadHeadsCheckpoint();
     }
 
     /** Number of events found in the log at start-up. */

@@ -71,6 +71,9 @@ final class TopicIndex {
      * into {@code out} (with their sequences into {@code outSeqs}); returns how many.
      */
     synchronized int positionsAfter(long afterSeq, int max, long[] outSeqs, long[] out) {
+        if (afterSeq == Long.MAX_VALUE) {
+            return 0; // nothing can follow, and afterSeq + 1 would wrap to the smallest long
+        }
         int i = Arrays.binarySearch(seqs, start, end, afterSeq + 1);
         if (i < 0) {
             i = -i - 1;

@@ -1,0 +1,15 @@
+package io.pushd.client;
+
+/** Lifecycle of a {@link PushClient}. Moves forward through the cycle and never leaves {@link #CLOSED}. */
+public enum ClientState {
+    /** Created, {@link PushClient#start()} not called yet. */
+    NEW,
+    /** A TCP connect or the WebSocket handshake is in progress. */
+    CONNECTING,
+    /** The WebSocket is open. */
+    CONNECTED,
+    /** Disconnected; the next attempt is scheduled. */
+    WAITING,
+    /** {@link PushClient#close()} was called: no more attempts. */
+    CLOSED
+}

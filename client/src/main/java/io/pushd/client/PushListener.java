@@ -1,0 +1,45 @@
+package io.pushd.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ResetReason;
+
+/**
+ * What a {@link PushClient} reports. Every call for one client comes from that client's event loop,
+ * one at a time and in order, so an implementation needs no locking for per-client state but must
+ * not block: the loop serves many clients. An exception thrown here is logged and ignored.
+ */
+public interface PushListener {
+
+    /** An event, in sequence order per topic, each exactly once (duplicates are dropped before this). */
+    void onEvent(String topic, EventId id, long ts, JsonNode data);
+
+    /**
+     * The history could not be replayed completely: reload the topic's state from its source of
+     * truth. Events after {@code id} follow.
+     */
+    void onReset(String topic, EventId id, ResetReason reason);
+
+    /** The server confirmed a topic; {@code head}/{@code oldest} are null for an empty topic. */
+    default void onSubscribed(String topic, EventId head, EventId oldest) {
+    }
+
+    /** The WebSocket handshake completed; {@code nanoTime} is {@link System#nanoTime()} at that moment. */
+    default void onConnected(long nanoTime) {
+    }
+
+    /**
+     * An established connection ended. {@code closeCode} is the server's close code, or 1006 when
+     * the connection ended without one (reset, silence, ...).
+     */
+    default void onDisconnected(int closeCode, String reason) {
+    }
+
+    /** An attempt failed before the WebSocket was open (refused, timed out, HTTP error). */
+    default void onConnectFailed(Throwable cause) {
+    }
+
+    /** The server answered an in-band command with an {@code error} frame. */
+    default void onError(String code, String message) {
+    }
+}

@@ -1,0 +1,79 @@
+package io.pushd.server.admission;
+
+import io.pushd.server.config.ServerConfig;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Decides whether an upgraded connection may stay: total connections, connections per client
+ * address, and an upgrade rate (token bucket). A refusal carries a jittered retry hint that grows
+ * with the overload, so refused clients come back spread out and later the worse it is.
+ */
+public final class AdmissionControl {
+
+    /** The largest hint given, whatever the overload. */
+    static final long MAX_HINT_MILLIS = 60_000;
+
+    /** {@code retryMs} is 0 when admitted. */
+    public record Decision(boolean admitted, String reason, long retryMs) {
+        static final Decision ADMITTED = new Decision(true, null, 0);
+    }
+
+    private final int maxConnections;
+    private final int maxPerIp;
+    private final long baseWindowMillis;
+    private final TokenBucket handshakes;
+    private final AtomicInteger connections = new AtomicInteger();
+    private final ConcurrentHashMap<String, AtomicInteger> perIp = new ConcurrentHashMap<>();
+
+    public AdmissionControl(ServerConfig.Limits limits, long baseWindowMillis) {
+        this.maxConnections = limits.maxConnections();
+        this.maxPerIp = limits.maxConnectionsPerIp();
+        this.baseWindowMillis = Math.max(1_000, baseWindowMillis);
+        this.handshakes = new TokenBucket(limits.maxHandshakesPerSecond(), System.nanoTime());
+    }
+
+    /** Call once per upgraded connection; when admitted, call {@link #release} when it closes. */
+    public Decision admit(String clientIp) {
+        double rateDeficit;
+        synchronized (handshakes) {
+            rateDeficit = handshakes.tryAcquire(System.nanoTime()) ? -1 : handshakes.deficitSeconds();
+        }
+        if (rateDeficit >= 0) {
+            return refuse("upgrade rate over limit", 1 + rateDeficit);
+        }
+        int total = connections.incrementAndGet();
+        if (total > maxConnections) {
+            connections.decrementAndGet();
+            return refuse("server at its connection limit", (double) total / maxConnections);
+        }
+        AtomicInteger mine = perIp.computeIfAbsent(clientIp, k -> new AtomicInteger());
+        int n = mine.incrementAndGet();
+        if (n > maxPerIp) {
+            mine.decrementAndGet();
+            connections.decrementAndGet();
+            return refuse("too many connections from one address", (double) n / maxPerIp);
+        }
+        return Decision.ADMITTED;
+    }
+
+    public void release(String clientIp) {
+        connections.decrementAndGet();
+        perIp.computeIfPresent(clientIp, (k, v) -> v.decrementAndGet() <= 0 ? null : v);
+    }
+
+    public int connections() {
+        return connections.get();
+    }
+
+    /** A hint in [window/2, window], window = base × load factor, capped at a minute. */
+    private Decision refuse(String why, double loadFactor) {
+        return new Decision(false, why, retryHint(loadFactor));
+    }
+
+    long retryHint(double loadFactor) {
+        long window = (long) Math.min(MAX_HINT_MILLIS, baseWindowMillis * Math.max(1.0, loadFactor));
+        return window / 2 + ThreadLocalRandom.current().nextLong(window / 2 + 1);
+    }
+}

@@ -1,0 +1,33 @@
+package io.pushd.server.admission;
+
+/** A token bucket refilled continuously at {@code ratePerSecond}, holding at most one second's worth. */
+public final class TokenBucket {
+
+    private final double ratePerNano;
+    private final double capacity;
+    private double tokens;
+    private long lastNanos;
+
+    public TokenBucket(int ratePerSecond, long nowNanos) {
+        this.ratePerNano = ratePerSecond / 1e9;
+        this.capacity = ratePerSecond;
+        this.tokens = ratePerSecond;
+        this.lastNanos = nowNanos;
+    }
+
+    /** Takes one token if there is one. Not thread-safe: guard it or confine it to one thread. */
+    public boolean tryAcquire(long nowNanos) {
+        tokens = Math.min(capacity, tokens + (nowNanos - lastNanos) * ratePerNano);
+        lastNanos = nowNanos;
+        if (tokens >= 1) {
+            tokens -= 1;
+            return true;
+        }
+        return false;
+    }
+
+    /** How far below empty the bucket would be after this request, in seconds of refill (0 when a token is there). */
+    public double deficitSeconds() {
+        return tokens >= 1 ? 0 : (1 - tokens) / (ratePerNano * 1e9);
+    }
+}

@@ -1,0 +1,71 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.websocketx.PingWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrame;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Pings every {@code heartbeat.interval} once the connection is a WebSocket; when no frame of
+ * any kind arrives within {@code heartbeat.timeout} after a ping, the peer is gone and the
+ * connection is closed to free it. Sits before the protocol handler so it sees pongs.
+ */
+final class HeartbeatHandler extends ChannelDuplexHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(HeartbeatHandler.class);
+
+    private final long intervalNanos;
+    private final long timeoutNanos;
+    private long lastReadNanos = System.nanoTime();
+    private ScheduledFuture<?> pinger;
+
+    HeartbeatHandler(Duration interval, Duration timeout) {
+        this.intervalNanos = interval.toNanos();
+        this.timeoutNanos = timeout.toNanos();
+    }
+
+    /** Called on the event loop once the upgrade completed. */
+    void start(ChannelHandlerContext ctx) {
+        if (pinger == null) {
+            lastReadNanos = System.nanoTime();
+            pinger = ctx.executor().scheduleAtFixedRate(() -> ping(ctx), intervalNanos, intervalNanos,
+                    TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private void ping(ChannelHandlerContext ctx) {
+        if (!ctx.channel().isActive()) {
+            return;
+        }
+        long sentAt = System.nanoTime();
+        ctx.writeAndFlush(new PingWebSocketFrame());
+        ctx.executor().schedule(() -> {
+            if (lastReadNanos - sentAt < 0 && ctx.channel().isActive()) {
+                log.debug("[{}] no frame within {} ms of a ping; closing", ctx.channel().id().asShortText(),
+                        TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
+                ctx.close();
+            }
+        }, timeoutNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof WebSocketFrame) {
+            lastReadNanos = System.nanoTime();
+        }
+        ctx.fireChannelRead(msg);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (pinger != null) {
+            pinger.cancel(false);
+        }
+        ctx.fireChannelInactive();
+    }
+}

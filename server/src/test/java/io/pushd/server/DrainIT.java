@@ -1,0 +1,207 @@
+package io.pushd.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.pushd.protocol.CloseCode;
+import io.pushd.protocol.EventId;
+import io.pushd.server.testing.Http;
+import io.pushd.server.testing.ServerProcess;
+import io.pushd.server.testing.ServerProcesses;
+import io.pushd.server.testing.WsClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SIGTERM on the packaged server: readiness off at once, work taken during the balancer grace and
+ * refused after it, every WebSocket closed with 1012 and a retry hint spread over the window, a
+ * clean exit, and nothing lost.
+ */
+class DrainIT {
+
+    private static final int CLIENTS = 200;
+    private static final int TOPICS = 4;
+    private static final int EVENTS_PER_TOPIC = 20;
+    private static final long LB_GRACE_MILLIS = 2_000;
+    /** drain.minWindow default; 200 clients at reconnect.targetRate 2000/s need less. */
+    private static final long WINDOW_MILLIS = 5_000;
+
+    @RegisterExtension
+    final ServerProcesses servers = new ServerProcesses();
+
+    @TempDir
+    Path tmp;
+
+    private final List<WsClient> clients = new CopyOnWriteArrayList<>();
+    private final ExecutorService pool = Executors.newFixedThreadPool(8);
+
+    @AfterEach
+    void killServersAndClients() throws InterruptedException {
+        servers.killAll();
+        for (WsClient c : clients) {
+            c.socket().abort();
+        }
+        pool.shutdownNow();
+        pool.awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void sigtermDrainsReadinessThenWorkThenClosesEveryClientWithSpreadRetryHintsAndLosesNothing()
+            throws Exception {
+        Path data = tmp.resolve("data");
+        int port = ServerProcess.freePort();
+        ServerProcess server = servers.start(tmp, port, data, "drain.lbGrace=2s");
+        assertThat(Http.get(port, "/readyz").status()).isEqualTo(200);
+
+        // 200 subscribers over 4 topics, each confirmed by its `subscribed`.
+        List<Future<WsClient>> connecting = new ArrayList<>();
+        for (int i = 0; i < CLIENTS; i++) {
+            String topic = topic(i % TOPICS);
+            connecting.add(pool.submit(() -> {
+                WsClient c = WsClient.connect(port, "topic=" + topic);
+                clients.add(c);
+                JsonNode first = c.next(Duration.ofSeconds(15));
+                assertThat(first.path("type").asText()).isEqualTo("subscribed");
+                assertThat(first.path("topic").asText()).isEqualTo(topic);
+                return c;
+            }));
+        }
+        List<WsClient> subscribers = new ArrayList<>();
+        for (Future<WsClient> f : connecting) {
+            subscribers.add(f.get(60, TimeUnit.SECONDS));
+        }
+
+        // Events before the drain reach everyone, in order.
+        Map<String, List<String>> published = new TreeMap<>();
+        for (int n = 1; n <= EVENTS_PER_TOPIC; n++) {
+            for (int t = 0; t < TOPICS; t++) {
+                published.computeIfAbsent(topic(t), k -> new ArrayList<>())
+                        .add(publishCreated(port, topic(t), "{\"n\":" + n + "}"));
+            }
+        }
+        String epoch = EventId.parse(published.get(topic(0)).get(0)).epoch();
+        for (int i = 0; i < CLIENTS; i++) {
+            List<JsonNode> got = subscribers.get(i).awaitEvents(EVENTS_PER_TOPIC, Duration.ofSeconds(20));
+            assertThat(got).extracting(m -> m.path("id").asText())
+                    .as("client " + i).containsExactlyElementsOf(published.get(topic(i % TOPICS)));
+        }
+
+        long t0 = System.nanoTime();
+        server.sigterm();
+
+        // Readiness goes off at once.
+        long notReadyAfter = -1;
+        while (millisSince(t0) < 1_500) {
+            Http.Response r = Http.get(port, "/readyz");
+            if (r.status() == 503) {
+                notReadyAfter = millisSince(t0);
+                assertThat(r.header("Retry-After")).isNotNull();
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(notReadyAfter).as("ms until /readyz answered 503 (-1: not within 1.5 s)").isBetween(0L, 1_500L);
+
+        // During the balancer grace publishes are still taken; after it they are refused.
+        String duringGrace = publishCreated(port, topic(0), "{\"n\":\"grace\"}");
+        published.get(topic(0)).add(duringGrace);
+        long graceLeft = LB_GRACE_MILLIS - millisSince(t0);
+        assertThat(graceLeft).as("the publish during the grace came back before the grace ended").isPositive();
+        Thread.sleep(graceLeft);
+        Http.Response refused = null;
+        while (millisSince(t0) < LB_GRACE_MILLIS + 2_500) {
+            Http.Response r = Http.publish(port, topic(1), "{\"n\":\"late\"}");
+            if (r.status() != 201) {
+                refused = r;
+                break;
+            }
+            published.get(topic(1)).add(r.json().path("id").asText()); // the server's drain started late
+            Thread.sleep(50);
+        }
+        long refusedAfter = millisSince(t0);
+        assertThat(refused).as("a publish refused within 2.5 s after the grace").isNotNull();
+        assertThat(refused.status()).isEqualTo(503);
+        assertThat(refused.header("Retry-After")).isNotNull();
+        assertThat(Integer.parseInt(refused.header("Retry-After"))).isPositive();
+        assertThat(refused.json().path("error").asText()).isEqualTo("not_accepting");
+        assertThat(refused.json().path("message").asText()).isNotEmpty();
+        assertThat(refusedAfter).as("ms until the first refused publish").isGreaterThanOrEqualTo(LB_GRACE_MILLIS);
+
+        // Every subscriber is told to come back later, with hints spread over the window.
+        List<Long> hints = new ArrayList<>();
+        for (int i = 0; i < CLIENTS; i++) {
+            WsClient c = subscribers.get(i);
+            assertThat(c.awaitClose(Duration.ofSeconds(15))).as("close code of client " + i).isEqualTo(1012);
+            OptionalLong retry = CloseCode.parseRetryMs(c.closeReason());
+            assertThat(retry).as("retry hint in close reason '" + c.closeReason() + "'").isPresent();
+            hints.add(retry.getAsLong());
+        }
+        long allClosedAfter = millisSince(t0);
+        // The JDK client answers a server close frame by itself once onClose returns (WsClient
+        // does not call sendClose), so the server sees complete closing handshakes.
+        long answered = 0;
+        for (int i = 0; i < 40 && answered < CLIENTS; i++) {
+            answered = subscribers.stream().filter(c -> c.socket().isOutputClosed()).count();
+            Thread.sleep(i == 0 ? 0 : 50);
+        }
+        assertThat(answered).as("clients that sent their close frame back").isEqualTo(CLIENTS);
+        assertThat(hints).allSatisfy(h -> assertThat(h).isBetween(0L, WINDOW_MILLIS));
+        int[] perSecond = new int[(int) (WINDOW_MILLIS / 1000)];
+        for (long h : hints) {
+            perSecond[(int) Math.min(h / 1000, perSecond.length - 1)]++; // 5000 itself counts to the last slice
+        }
+        for (int s = 0; s < perSecond.length; s++) {
+            assertThat(perSecond[s]).as("hints in [" + s + "000, " + (s + 1) + "000) ms; all slices: "
+                    + Arrays.toString(perSecond)).isBetween(CLIENTS / 10, CLIENTS * 3 / 10);
+        }
+
+        int exit = server.awaitExit(Duration.ofSeconds(20));
+        long exitedAfter = millisSince(t0);
+        assertThat(exit).as("exit code after SIGTERM").isZero();
+        assertThat(exitedAfter).as("ms from SIGTERM to exit").isLessThan(15_000);
+        System.out.printf("drain: readyz 503 after %d ms, first refused publish after %d ms, all %d clients closed"
+                        + " after %d ms, exit after %d ms; hints per second %s%n", notReadyAfter, refusedAfter,
+                CLIENTS, allClosedAfter, exitedAfter, Arrays.toString(perSecond));
+
+        // Nothing taken before or during the drain is lost.
+        servers.start(tmp, port, data);
+        for (Map.Entry<String, List<String>> topic : published.entrySet()) {
+            WsClient c = WsClient.connect(port, "topic=" + topic.getKey() + "&after=" + epoch + "-0");
+            clients.add(c);
+            assertThat(c.next().path("type").asText()).isEqualTo("subscribed");
+            List<JsonNode> replayed = c.awaitEvents(topic.getValue().size(), Duration.ofSeconds(10));
+            assertThat(replayed).extracting(m -> m.path("id").asText())
+                    .as("replay of " + topic.getKey()).containsExactlyElementsOf(topic.getValue());
+            assertThat(c.messages.poll(200, TimeUnit.MILLISECONDS)).as("more events in " + topic.getKey()).isNull();
+        }
+    }
+
+    private static String topic(int i) {
+        return "drain-" + i;
+    }
+
+    private static long millisSince(long t0) {
+        return (System.nanoTime() - t0) / 1_000_000;
+    }
+
+    private static String publishCreated(int port, String topic, String json) {
+        Http.Response r = Http.publish(port, topic, json);
+        assertThat(r.status()).as("publish to " + topic + ": " + r.body()).isEqualTo(201);
+        return r.json().path("id").asText();
+    }
+}

@@ -1,0 +1,274 @@
+package io.pushd.server.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+
+    /** The file shipped in the repository root, seen from the server module's working directory. */
+    static final Path SHIPPED = Path.of("..", "config", "server.yaml");
+
+    @TempDir
+    Path dir;
+
+    private Path yaml(String content) throws IOException {
+        Path f = dir.resolve("server.yaml");
+        Files.writeString(f, content);
+        return f;
+    }
+
+    private ConfigException loadFailure(String content) throws IOException {
+        Path f = yaml(content);
+        return catchThrowableOfType(ConfigException.class, () -> ConfigLoader.load(f, Map.of()));
+    }
+
+    @Test
+    void shippedConfigFileEqualsTheBuiltInDefaults() {
+        assertThat(SHIPPED).isRegularFile();
+
+        assertThat(ConfigLoader.load(SHIPPED, Map.of())).isEqualTo(ServerConfig.defaults());
+    }
+
+    @Test
+    void noFileAndNoOverridesGivesTheDefaults() {
+        assertThat(ConfigLoader.load(null, Map.of())).isEqualTo(ServerConfig.defaults());
+    }
+
+    @Test
+    void emptyFileGivesTheDefaults() throws IOException {
+        assertThat(ConfigLoader.load(yaml(""), Map.of())).isEqualTo(ServerConfig.defaults());
+    }
+
+    @Test
+    void fileReplacesOnlyTheKeysItNames() throws IOException {
+        ServerConfig c = ConfigLoader.load(yaml("server:\n  port: 9090\nstore:\n  retentionAge: 2h\n"), Map.of());
+
+        assertThat(c.server().port()).isEqualTo(9090);
+        assertThat(c.server().host()).isEqualTo(ServerConfig.Server.DEFAULT_HOST);
+        assertThat(c.store().retentionAge()).isEqualTo(Duration.ofHours(2));
+        assertThat(c.store().retentionCount()).isEqualTo(ServerConfig.Store.DEFAULT_RETENTION_COUNT);
+        assertThat(c.limits()).isEqualTo(ServerConfig.Limits.defaults());
+    }
+
+    @Test
+    void unknownTopLevelKeyIsRejectedByName() throws IOException {
+        ConfigException e = loadFailure("servre:\n  port: 9090\n");
+
+        assertThat(e).hasMessageContaining("servre").hasMessageContaining("unknown key");
+    }
+
+    @Test
+    void unknownNestedKeyIsRejectedWithItsDottedName() throws IOException {
+        ConfigException e = loadFailure("store:\n  retentionDays: 3\n");
+
+        assertThat(e).hasMessageContaining("store.retentionDays").hasMessageContaining("unknown key");
+    }
+
+    @Test
+    void sectionGivenAsAScalarIsRejected() throws IOException {
+        assertThat(loadFailure("server: 8080\n")).hasMessageContaining("server").hasMessageContaining("mapping");
+    }
+
+    @Test
+    void fileThatIsNotAMappingIsRejected() throws IOException {
+        assertThat(loadFailure("- a\n- b\n")).hasMessageContaining("expected a mapping");
+    }
+
+    @Test
+    void nullValueIsRejectedByName() throws IOException {
+        assertThat(loadFailure("server:\n  port:\n")).hasMessageContaining("server.port");
+    }
+
+    @Test
+    void textForANumberIsRejectedByName() throws IOException {
+        assertThat(loadFailure("server:\n  port: abc\n")).hasMessageContaining("server.port");
+    }
+
+    @Test
+    void quotedNumberIsNotCoerced() throws IOException {
+        assertThat(loadFailure("server:\n  port: \"8081\"\n")).hasMessageContaining("server.port");
+    }
+
+    @Test
+    void wordThatIsNotABooleanIsRejectedByName() throws IOException {
+        assertThat(loadFailure("store:\n  fsync: maybe\n")).hasMessageContaining("store.fsync");
+    }
+
+    @Test
+    void durationWithoutAUnitIsRejectedByName() throws IOException {
+        ConfigException e = loadFailure("store:\n  retentionAge: 12\n");
+
+        assertThat(e).hasMessageContaining("store.retentionAge").hasMessageContaining("12");
+    }
+
+    @Test
+    void malformedDurationIsRejectedByName() throws IOException {
+        assertThat(loadFailure("heartbeat:\n  interval: soon\n"))
+                .hasMessageContaining("heartbeat.interval").hasMessageContaining("soon");
+    }
+
+    @Test
+    void durationsAcceptEveryUnitAndIsoForm() throws IOException {
+        ServerConfig c = ConfigLoader.load(yaml("heartbeat:\n  interval: 250ms\n  timeout: PT2S\n"
+                + "store:\n  retentionAge: 7d\n  dedupeWindow: 5m\n  retentionCheckInterval: 30s\n"), Map.of());
+
+        assertThat(c.heartbeat().interval()).isEqualTo(Duration.ofMillis(250));
+        assertThat(c.heartbeat().timeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(c.store().retentionAge()).isEqualTo(Duration.ofDays(7));
+        assertThat(c.store().dedupeWindow()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(c.store().retentionCheckInterval()).isEqualTo(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void portOutOfRangeNamesKeyValueAndExpectation() throws IOException {
+        ConfigException e = loadFailure("server:\n  port: 70000\n");
+
+        assertThat(e).hasMessageContaining("server.port").hasMessageContaining("70000")
+                .hasMessageContaining("expected");
+    }
+
+    @Test
+    void zeroRetentionCountNamesKeyValueAndExpectation() throws IOException {
+        ConfigException e = loadFailure("store:\n  retentionCount: 0\n");
+
+        assertThat(e).hasMessage("store.retentionCount: 0 (expected: >= 1)");
+    }
+
+    @Test
+    void crossFieldRuleIsChecked() throws IOException {
+        ConfigException e = loadFailure("drain:\n  lbGrace: 10s\n  deadline: 5s\n");
+
+        assertThat(e).hasMessageContaining("drain.deadline").hasMessageContaining("5s").hasMessageContaining("expected");
+    }
+
+    @Test
+    void missingFileIsAConfigError() {
+        Path missing = dir.resolve("nope.yaml");
+
+        assertThatThrownBy(() -> ConfigLoader.load(missing, Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("nope.yaml");
+    }
+
+    @Test
+    void brokenYamlIsAConfigError() throws IOException {
+        assertThat(loadFailure("server:\n  port: [1,\n")).hasMessageContaining("config file");
+    }
+
+    @Test
+    void overridesBeatTheFile() throws IOException {
+        Path f = yaml("server:\n  port: 9090\n  host: 127.0.0.1\nstore:\n  fsync: false\n");
+
+        ServerConfig c = ConfigLoader.load(f, Map.of("server.port", "9191", "store.fsync", "true",
+                "store.retentionAge", "3h", "security.allowedOrigins", "https://a.example, https://b.example"));
+
+        assertThat(c.server().port()).isEqualTo(9191);
+        assertThat(c.server().host()).isEqualTo("127.0.0.1");
+        assertThat(c.store().fsync()).isTrue();
+        assertThat(c.store().retentionAge()).isEqualTo(Duration.ofHours(3));
+        assertThat(c.security().allowedOrigins()).containsExactly("https://a.example", "https://b.example");
+    }
+
+    @Test
+    void overrideOfAnUnknownKeyIsRejectedByName() {
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("server.prot", "1")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("server.prot");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("nosuch.key", "1")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("nosuch.key");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("server", "1")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("server");
+    }
+
+    @Test
+    void overrideWithTheWrongTypeNamesKeyAndValue() {
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("server.port", "abc")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("server.port: abc (expected: a whole number)");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("store.fsync", "yes")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("store.fsync: yes (expected: true or false)");
+    }
+
+    @Test
+    void overrideOutOfRangeIsValidatedLikeTheFile() {
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("server.port", "70000")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("server.port").hasMessageContaining("70000").hasMessageContaining("expected");
+    }
+
+    @Test
+    void environmentVariablesMapToDottedKeys() {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PUSH_PORT", "9000");
+        env.put("PUSH_STORE_DATA_DIR", "/x");
+        env.put("PUSH_HOST", "::1");
+        env.put("PUSH_LIMITS_MAX_PUBLISH_BYTES", "1024");
+        env.put("PUSH_CONFIG", "/etc/push.yaml");
+        env.put("PATH", "/usr/bin");
+        env.put("PUSHY", "x");
+
+        assertThat(ConfigLoader.fromEnvironment(env)).containsExactlyInAnyOrderEntriesOf(Map.of(
+                "server.port", "9000",
+                "store.dataDir", "/x",
+                "server.host", "::1",
+                "limits.maxPublishBytes", "1024"));
+    }
+
+    @Test
+    void shortDataDirVariableIsAnAlias() {
+        assertThat(ConfigLoader.fromEnvironment(Map.of("PUSH_DATA_DIR", "/d")))
+                .containsExactly(Map.entry("store.dataDir", "/d"));
+    }
+
+    @Test
+    void environmentMappingDoesNotDependOnTheDefaultLocale() {
+        Locale saved = Locale.getDefault();
+        try {
+            Locale.setDefault(Locale.forLanguageTag("tr-TR")); // 'I'.toLowerCase() is a dotless i there
+            assertThat(ConfigLoader.fromEnvironment(Map.of("PUSH_LIMITS_MAX_CONNECTIONS", "5")))
+                    .containsExactly(Map.entry("limits.maxConnections", "5"));
+        } finally {
+            Locale.setDefault(saved);
+        }
+    }
+
+    @Test
+    void environmentOverridesApplyToTheConfiguration() {
+        ServerConfig c = ConfigLoader.load(SHIPPED,
+                ConfigLoader.fromEnvironment(Map.of("PUSH_PORT", "9000", "PUSH_STORE_DATA_DIR", "/x")));
+
+        assertThat(c).isEqualTo(ServerConfig.defaults()
+                .withServer(ServerConfig.Server.defaults().withPort(9000))
+                .withStore(ServerConfig.Store.defaults().withDataDir("/x")));
+    }
+
+    @Test
+    void yamlOfTheDefaultsLoadsBackToTheDefaults() throws IOException {
+        String text = ConfigLoader.toYaml(ServerConfig.defaults());
+
+        assertThat(text).contains("port: 8080").contains("retentionAge: \"1d\"").contains("handshakeTimeout: \"10s\"");
+        assertThat(ConfigLoader.load(yaml(text), Map.of())).isEqualTo(ServerConfig.defaults());
+    }
+
+    @Test
+    void yamlOfACustomConfigLoadsBackToTheSameConfig() throws IOException {
+        ServerConfig custom = ServerConfig.defaults()
+                .withServer(ServerConfig.Server.defaults().withPort(1234))
+                .withStore(ServerConfig.Store.defaults().withRetention(Duration.ofMillis(90_500), 7).withFsync(true))
+                .withSecurity(new ServerConfig.Security(List.of("https://a.example"), List.of("10.0.0.1")));
+
+        assertThat(ConfigLoader.load(yaml(ConfigLoader.toYaml(custom)), Map.of())).isEqualTo(custom);
+    }
+}

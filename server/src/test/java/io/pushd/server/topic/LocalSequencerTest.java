@@ -1,0 +1,49 @@
+package io.pushd.server.topic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class LocalSequencerTest {
+
+    @Test
+    void continuesAfterTheRecoveredHead() {
+        LocalSequencer s = new LocalSequencer(Map.of("a", 41L));
+
+        assertThat(s.next("a")).isEqualTo(42);
+        assertThat(s.next("a")).isEqualTo(43);
+    }
+
+    @Test
+    void newTopicStartsAtOne() {
+        LocalSequencer s = new LocalSequencer(Map.of("a", 41L));
+
+        assertThat(s.next("fresh")).isEqualTo(1);
+        assertThat(s.next("fresh")).isEqualTo(2);
+    }
+
+    @Test
+    void topicsCountIndependently() {
+        LocalSequencer s = new LocalSequencer(Map.of());
+
+        assertThat(s.next("a")).isEqualTo(1);
+        assertThat(s.next("b")).isEqualTo(1);
+        assertThat(s.next("a")).isEqualTo(2);
+        assertThat(s.next("b")).isEqualTo(2);
+    }
+
+    @Test
+    void laterChangesToTheRecoveredMapDoNotAffectIt() {
+        Map<String, Long> heads = new HashMap<>(Map.of("a", 5L));
+        LocalSequencer s = new LocalSequencer(heads);
+
+        heads.put("a", 100L);
+        heads.put("b", 100L);
+
+        assertThat(s.next("a")).isEqualTo(6);
+        assertThat(s.next("b")).isEqualTo(1);
+        assertThat(heads).containsEntry("a", 100L);
+    }
+}

@@ -1,0 +1,243 @@
+package io.pushd.server.topic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.store.TopicRange;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import net.openhft.chronicle.core.time.SetTimeProvider;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PublisherTest {
+
+    @TempDir
+    Path dataDir;
+
+    final SetTimeProvider clock = new SetTimeProvider(Instant.ofEpochMilli(1_800_000_000_000L));
+    ChronicleEventStore store;
+    TopicHub hub;
+    Publisher publisher;
+
+    @BeforeEach
+    void start() {
+        store = new ChronicleEventStore(dataDir, Duration.ofHours(24), 100_000, Duration.ofHours(24), false, clock);
+        hub = new TopicHub(store.epoch(), UnpooledByteBufAllocator.DEFAULT);
+        publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, clock::currentTimeMillis, 4096);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        publisher.close();
+        store.close();
+    }
+
+    private static byte[] json(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Publisher.Result await(CompletableFuture<Publisher.Result> f) throws Exception {
+        return f.get(30, TimeUnit.SECONDS);
+    }
+
+    private Map<Long, String> stored(String topic) {
+        Map<Long, String> out = new HashMap<>();
+        long last = 0;
+        while (true) {
+            List<Long> batch = new ArrayList<>();
+            store.read(topic, last, 1000, (seq, ts, data) -> {
+                batch.add(seq);
+                out.put(seq, new String(data, StandardCharsets.UTF_8));
+            });
+            if (batch.isEmpty()) {
+                return out;
+            }
+            last = batch.get(batch.size() - 1);
+        }
+    }
+
+    @Test
+    void concurrentPublishesGetConsecutiveSequencesPerTopic() throws Exception {
+        String[] topics = {"t0", "t1", "t2"};
+        int threads = 4;
+        int perThread = 500;
+        List<Long> liveOrder = new CopyOnWriteArrayList<>();
+        hub.subscribe("t0", (seq, frame) -> {
+            liveOrder.add(seq);
+            frame.release();
+        });
+        record Sent(int thread, int i, String topic, CompletableFuture<Publisher.Result> result) {
+        }
+        List<List<Sent>> sentByThread = new ArrayList<>();
+        CountDownLatch go = new CountDownLatch(1);
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            List<Sent> mine = new ArrayList<>();
+            sentByThread.add(mine);
+            Thread w = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < perThread; i++) {
+                    String topic = topics[(i + thread) % topics.length];
+                    mine.add(new Sent(thread, i, topic,
+                            publisher.publish(topic, json("{\"th\":" + thread + ",\"i\":" + i + "}"), null)));
+                }
+            });
+            workers.add(w);
+            w.start();
+        }
+        go.countDown();
+        for (Thread w : workers) {
+            w.join();
+        }
+
+        Map<String, List<Long>> seqsByTopic = new HashMap<>();
+        for (List<Sent> mine : sentByThread) {
+            assertThat(mine).hasSize(perThread);
+            Map<String, Long> lastPerTopic = new HashMap<>();
+            for (Sent s : mine) {
+                Publisher.Result r = await(s.result());
+                assertThat(r.created()).isTrue();
+                seqsByTopic.computeIfAbsent(s.topic(), k -> new ArrayList<>()).add(r.seq());
+                // one thread's publishes to a topic are sequenced in the order it made them
+                assertThat(r.seq()).isGreaterThan(lastPerTopic.getOrDefault(s.topic(), 0L));
+                lastPerTopic.put(s.topic(), r.seq());
+            }
+        }
+        int total = 0;
+        for (String topic : topics) {
+            List<Long> seqs = seqsByTopic.get(topic);
+            int n = seqs.size();
+            total += n;
+            assertThat(seqs).doesNotHaveDuplicates();
+            assertThat(seqs).containsExactlyInAnyOrderElementsOf(
+                    java.util.stream.LongStream.rangeClosed(1, n).boxed().toList());
+            assertThat(store.range(topic)).isEqualTo(new TopicRange(n, 1));
+            assertThat(stored(topic)).hasSize(n);
+        }
+        assertThat(total).isEqualTo(threads * perThread);
+        // each stored event is the data of the publish that was given its sequence
+        for (List<Sent> mine : sentByThread) {
+            for (Sent s : mine) {
+                assertThat(stored(s.topic()).get(s.result().get().seq()))
+                        .isEqualTo("{\"th\":" + s.thread() + ",\"i\":" + s.i() + "}");
+            }
+        }
+        // live subscribers see the topic's events in sequence order, each once
+        publisher.runOnWriter(() -> { }).get(30, TimeUnit.SECONDS);
+        assertThat(liveOrder).isEqualTo(
+                java.util.stream.LongStream.rangeClosed(1, seqsByTopic.get("t0").size()).boxed().toList());
+    }
+
+    @Test
+    void repeatedIdempotencyKeyReturnsTheOriginalSequenceAndStoresNothing() throws Exception {
+        Publisher.Result first = await(publisher.publish("t", json("{\"v\":1}"), "key-1"));
+        Publisher.Result retry = await(publisher.publish("t", json("{\"v\":\"different\"}"), "key-1"));
+
+        assertThat(first).isEqualTo(new Publisher.Result(1, true));
+        assertThat(retry).isEqualTo(new Publisher.Result(1, false));
+        assertThat(store.range("t")).isEqualTo(new TopicRange(1, 1));
+        assertThat(stored("t")).containsExactly(Map.entry(1L, "{\"v\":1}"));
+    }
+
+    @Test
+    void idempotencyKeysAreScopedToTheTopic() throws Exception {
+        await(publisher.publish("a", json("1"), "k"));
+        await(publisher.publish("a", json("2"), null));
+
+        Publisher.Result other = await(publisher.publish("b", json("3"), "k"));
+
+        assertThat(other).isEqualTo(new Publisher.Result(1, true));
+        assertThat(store.range("a").head()).isEqualTo(2);
+    }
+
+    @Test
+    void sameKeyPublishedTwiceAtOnceIsStoredOnce() throws Exception {
+        CompletableFuture<Publisher.Result> a = publisher.publish("t", json("1"), "same");
+        CompletableFuture<Publisher.Result> b = publisher.publish("t", json("1"), "same");
+
+        assertThat(await(a).seq()).isEqualTo(await(b).seq()).isEqualTo(1);
+        assertThat(List.of(await(a).created(), await(b).created())).containsExactlyInAnyOrder(true, false);
+        assertThat(store.range("t").head()).isEqualTo(1);
+    }
+
+    @Test
+    void publishesQueuedBeforeCloseAreStillStored() throws Exception {
+        List<CompletableFuture<Publisher.Result>> queued = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            queued.add(publisher.publish("t", json(Integer.toString(i)), null));
+        }
+
+        publisher.close();
+
+        for (CompletableFuture<Publisher.Result> f : queued) {
+            assertThat(f).isCompleted();
+            assertThat(f.get().created()).isTrue();
+        }
+        assertThat(store.range("t")).isEqualTo(new TopicRange(200, 1));
+    }
+
+    @Test
+    void publishAfterCloseIsRejected() throws Exception {
+        publisher.close();
+
+        CompletableFuture<Publisher.Result> f = publisher.publish("t", json("1"), null);
+
+        assertThat(f).isCompletedExceptionally();
+        ExecutionException e = org.assertj.core.api.Assertions.catchThrowableOfType(ExecutionException.class,
+                f::get);
+        assertThat(e.getCause()).isInstanceOf(RejectedExecutionException.class).hasMessageContaining("closed");
+        assertThat(store.range("t")).isEqualTo(TopicRange.EMPTY);
+    }
+
+    @Test
+    void fullQueueRejectsAtOnce() throws Exception {
+        Publisher tiny = new Publisher(store, new LocalSequencer(store.heads()), hub, clock::currentTimeMillis, 1);
+        CountDownLatch release = new CountDownLatch(1);
+        try {
+            // park the writer so nothing is taken from the queue
+            CompletableFuture<Void> parked = tiny.runOnWriter(() -> {
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            List<CompletableFuture<Publisher.Result>> fs = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                fs.add(tiny.publish("q", json("1"), null));
+            }
+            assertThat(fs).anySatisfy(f -> {
+                assertThat(f).isCompletedExceptionally();
+                assertThat(f).failsWithin(Duration.ZERO).withThrowableOfType(ExecutionException.class)
+                        .havingCause().isInstanceOf(RejectedExecutionException.class)
+                        .withMessageContaining("full");
+            });
+            release.countDown();
+            parked.get(30, TimeUnit.SECONDS);
+        } finally {
+            release.countDown();
+            tiny.close();
+        }
+    }
+}

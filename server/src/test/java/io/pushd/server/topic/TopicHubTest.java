@@ -1,0 +1,225 @@
+package io.pushd.server.topic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledDirectByteBuf;
+import io.netty.buffer.UnpooledHeapByteBuf;
+import io.pushd.protocol.ProtocolCodec;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class TopicHubTest {
+
+    /** Hands out plain unpooled buffers and remembers every one, so tests can see what was allocated. */
+    static final class RecordingAllocator extends AbstractByteBufAllocator {
+        final List<ByteBuf> direct = new ArrayList<>();
+        final List<ByteBuf> heap = new ArrayList<>();
+
+        RecordingAllocator() {
+            super(true);
+        }
+
+        @Override
+        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
+            ByteBuf b = new UnpooledHeapByteBuf(this, initialCapacity, maxCapacity);
+            heap.add(b);
+            return b;
+        }
+
+        @Override
+        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
+            ByteBuf b = new UnpooledDirectByteBuf(this, initialCapacity, maxCapacity);
+            direct.add(b);
+            return b;
+        }
+
+        @Override
+        public boolean isDirectBufferPooled() {
+            return false;
+        }
+    }
+
+    /** Keeps every frame it is offered, unreleased, until the test releases it. */
+    static final class Keeper implements TopicHub.Subscriber {
+        final List<Long> seqs = new ArrayList<>();
+        final List<ByteBuf> frames = new ArrayList<>();
+
+        @Override
+        public void offer(long seq, ByteBuf eventFrame) {
+            seqs.add(seq);
+            frames.add(eventFrame);
+        }
+
+        void releaseAll() {
+            frames.forEach(ByteBuf::release);
+            frames.clear();
+        }
+    }
+
+    final RecordingAllocator alloc = new RecordingAllocator();
+    final TopicHub hub = new TopicHub("ep1", alloc);
+    final List<Keeper> keepers = new ArrayList<>();
+
+    private Keeper keeper(String topic) {
+        Keeper k = new Keeper();
+        keepers.add(k);
+        hub.subscribe(topic, k);
+        return k;
+    }
+
+    @AfterEach
+    void releaseLeftovers() {
+        keepers.forEach(Keeper::releaseAll);
+    }
+
+    /** Follows {@link ByteBuf#unwrap()} (duplicates, leak-detector wrappers) down to {@code target} if it is there. */
+    private static ByteBuf underlying(ByteBuf frame, ByteBuf target) {
+        ByteBuf b = frame;
+        while (b != null && b != target) {
+            b = b.unwrap();
+        }
+        return b;
+    }
+
+    private static JsonNode parse(ByteBuf frame) throws Exception {
+        return ProtocolCodec.mapper().readTree(frame.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void eventIsEncodedOnceIntoOneDirectBufferSharedByEverySubscriber() {
+        Keeper a = keeper("t");
+        Keeper b = keeper("t");
+        Keeper c = keeper("t");
+
+        hub.fanOut("t", 7, 1234, "{\"n\":1}".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(alloc.direct).hasSize(1);
+        assertThat(alloc.heap).isEmpty();
+        ByteBuf shared = alloc.direct.get(0);
+        assertThat(shared.isDirect()).isTrue();
+        List<ByteBuf> frames = List.of(a.frames.get(0), b.frames.get(0), c.frames.get(0));
+        // each subscriber has its own view object...
+        assertThat(frames.get(0)).isNotSameAs(frames.get(1)).isNotSameAs(frames.get(2));
+        assertThat(frames.get(1)).isNotSameAs(frames.get(2));
+        // ...of the very buffer that was allocated, holding one reference of it
+        assertThat(frames).allSatisfy(f -> assertThat(underlying(f, shared)).isSameAs(shared));
+        assertThat(shared.refCnt()).isEqualTo(3);
+        if (shared.hasMemoryAddress()) {
+            assertThat(frames).allSatisfy(f -> assertThat(f.memoryAddress()).isEqualTo(shared.memoryAddress()));
+        }
+        // same memory: a change to the shared buffer shows through every view
+        byte first = shared.getByte(0);
+        shared.setByte(0, 'X');
+        assertThat(frames).allSatisfy(f -> assertThat(f.getByte(f.readerIndex())).isEqualTo((byte) 'X'));
+        shared.setByte(0, first);
+    }
+
+    @Test
+    void subscribersHaveIndependentReaderIndices() {
+        Keeper a = keeper("t");
+        Keeper b = keeper("t");
+
+        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+        ByteBuf fa = a.frames.get(0);
+        ByteBuf fb = b.frames.get(0);
+        int length = fb.readableBytes();
+        fa.skipBytes(fa.readableBytes());
+
+        assertThat(fa.readableBytes()).isZero();
+        assertThat(fb.readableBytes()).isEqualTo(length).isPositive();
+    }
+
+    @Test
+    void frameContentIsTheEventJson() throws Exception {
+        Keeper a = keeper("orders");
+
+        hub.fanOut("orders", 42, 1_800_000_000_000L, "{\"item\":\"caf\u00e9\",\"q\":[1,2]}"
+                .getBytes(StandardCharsets.UTF_8));
+
+        assertThat(a.seqs).containsExactly(42L);
+        JsonNode node = parse(a.frames.get(0));
+        assertThat(node.path("type").asText()).isEqualTo("event");
+        assertThat(node.path("topic").asText()).isEqualTo("orders");
+        assertThat(node.path("id").asText()).isEqualTo("ep1-42");
+        assertThat(node.path("ts").asLong()).isEqualTo(1_800_000_000_000L);
+        assertThat(node.path("data").path("item").asText()).isEqualTo("caf\u00e9");
+        assertThat(node.path("data").path("q")).hasSize(2);
+    }
+
+    @Test
+    void sharedBufferIsFreedWhenEverySubscriberHasReleasedIt() {
+        Keeper a = keeper("t");
+        Keeper b = keeper("t");
+        hub.fanOut("t", 1, 1, "1".getBytes(StandardCharsets.UTF_8));
+        ByteBuf shared = alloc.direct.get(0);
+
+        a.releaseAll();
+        assertThat(shared.refCnt()).isEqualTo(1);
+        b.releaseAll();
+
+        assertThat(shared.refCnt()).isZero();
+    }
+
+    @Test
+    void subscriberThatReleasesAtOnceLeavesNothingBehind() {
+        List<Long> seen = new ArrayList<>();
+        hub.subscribe("t", (seq, frame) -> {
+            seen.add(seq);
+            frame.release();
+        });
+
+        for (long s = 1; s <= 5; s++) {
+            hub.fanOut("t", s, s, "{}".getBytes(StandardCharsets.UTF_8));
+        }
+
+        assertThat(seen).containsExactly(1L, 2L, 3L, 4L, 5L);
+        assertThat(alloc.direct).hasSize(5).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    @Test
+    void noSubscribersMeansNothingIsEncodedOrAllocated() {
+        keeper("other");
+
+        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(alloc.direct).isEmpty();
+        assertThat(alloc.heap).isEmpty();
+    }
+
+    @Test
+    void unsubscribedSubscriberGetsNothingAndEmptyTopicAllocatesNothing() {
+        Keeper a = keeper("t");
+        Keeper b = keeper("t");
+        hub.unsubscribe("t", a);
+
+        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(a.seqs).isEmpty();
+        assertThat(b.seqs).containsExactly(1L);
+        assertThat(hub.subscriberCount("t")).isEqualTo(1);
+
+        hub.unsubscribe("t", b);
+        hub.fanOut("t", 2, 2, "{}".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(hub.subscriberCount("t")).isZero();
+        assertThat(b.seqs).containsExactly(1L);
+        assertThat(alloc.direct).hasSize(1);
+    }
+
+    @Test
+    void subscribersOfOtherTopicsAreNotOffered() {
+        Keeper a = keeper("a");
+        Keeper b = keeper("b");
+
+        hub.fanOut("a", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(a.seqs).containsExactly(1L);
+        assertThat(b.seqs).isEmpty();
+    }
+}
