@@ -23,6 +23,7 @@ import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.lifecycle.ServerState;
+import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.pipeline.PushServerInitializer;
 import io.pushd.server.pipeline.ServerContext;
 import io.pushd.server.pipeline.WebSocketClose;
@@ -66,6 +67,7 @@ public final class PushServer implements AutoCloseable {
     private final ChannelGroup liveChannels = new DefaultChannelGroup("live", GlobalEventExecutor.INSTANCE);
     private final ScheduledExecutorService housekeeping;
     private final AdmissionControl admission;
+    private final ServerMetrics metrics;
     private final Channel serverChannel;
     private final String transport;
     private final long startupMillis;
@@ -86,9 +88,17 @@ public final class PushServer implements AutoCloseable {
         ServerConfig.Store sc = config.store();
         this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
                 sc.dedupeWindow(), sc.fsync(), clock);
-        this.hub = new TopicHub(store.epoch(), PooledByteBufAllocator.DEFAULT);
-        this.publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, clock::currentTimeMillis,
-                PUBLISH_QUEUE_CAPACITY);
+        this.metrics = new ServerMetrics();
+        this.hub = new TopicHub(store.epoch(), PooledByteBufAllocator.DEFAULT, metrics);
+        this.publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics,
+                clock::currentTimeMillis, PUBLISH_QUEUE_CAPACITY);
+        metrics.gauge("push.connections", "open WebSocket connections", null, liveChannels, ChannelGroup::size);
+        metrics.gauge("push.store.disk", "size of the log files", "bytes", store, ChronicleEventStore::diskBytes);
+        metrics.gauge("push.store.oldest.event.age", "age of the oldest kept event", "seconds", () -> {
+            long ts = store.oldestTimestampMillis();
+            return ts < 0 ? Double.NaN : (clock.currentTimeMillis() - ts) / 1000.0;
+        });
+        metrics.gauge("push.topics", "topics in this epoch", null, store, s -> s.topicCount());
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "push-housekeeping");
             t.setDaemon(true);
@@ -108,7 +118,7 @@ public final class PushServer implements AutoCloseable {
         this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads, io);
         this.admission = new AdmissionControl(config.limits(), config.drain().minWindow().toMillis());
         ServerContext context = new ServerContext(config, store, publisher, hub, lifecycle, liveChannels, admission,
-                new ClientAddress(config.security().trustedProxies()));
+                new ClientAddress(config.security().trustedProxies()), metrics);
         try {
             this.serverChannel = new ServerBootstrap()
                     .group(bossGroup, workerGroup)
@@ -155,6 +165,10 @@ public final class PushServer implements AutoCloseable {
         return store;
     }
 
+    public ServerMetrics metrics() {
+        return metrics;
+    }
+
     public int liveConnections() {
         return liveChannels.size();
     }
@@ -191,7 +205,7 @@ public final class PushServer implements AutoCloseable {
         for (int i = 0; i < channels.size(); i += perSlice) {
             for (Channel ch : channels.subList(i, Math.min(channels.size(), i + perSlice))) {
                 long retryMs = ThreadLocalRandom.current().nextLong(windowMillis + 1);
-                WebSocketClose.close(ch, CloseCode.SERVICE_RESTART, CloseCode.retryReason(retryMs));
+                WebSocketClose.close(ch, CloseCode.SERVICE_RESTART, CloseCode.retryReason(retryMs), metrics);
             }
             if (i + perSlice < channels.size()) {
                 sleep(Duration.ofMillis(slicePause));

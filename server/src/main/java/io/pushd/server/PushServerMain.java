@@ -74,6 +74,9 @@ public final class PushServerMain implements Callable<Integer> {
             System.out.print(ConfigLoader.toYaml(config));
             return 0;
         }
+        // No key holds a secret yet; when one does (auth tokens), mask it here before logging.
+        org.slf4j.LoggerFactory.getLogger(PushServerMain.class)
+                .info("effective configuration:\n{}", ConfigLoader.toYaml(config).stripTrailing());
         PushServer server = PushServer.start(config);
         CountDownLatch stopped = new CountDownLatch(1);
         AtomicInteger terms = new AtomicInteger();

@@ -15,9 +15,12 @@ public final class AdmissionControl {
     /** The largest hint given, whatever the overload. */
     static final long MAX_HINT_MILLIS = 60_000;
 
-    /** {@code retryMs} is 0 when admitted. */
-    public record Decision(boolean admitted, String reason, long retryMs) {
-        static final Decision ADMITTED = new Decision(true, null, 0);
+    /** Which limit refused a connection. */
+    public enum Limit { CONNECTIONS, PER_IP, HANDSHAKE_RATE }
+
+    /** {@code limit} is null and {@code retryMs} 0 when admitted. */
+    public record Decision(boolean admitted, Limit limit, String reason, long retryMs) {
+        static final Decision ADMITTED = new Decision(true, null, null, 0);
     }
 
     private final int maxConnections;
@@ -41,19 +44,19 @@ public final class AdmissionControl {
             rateDeficit = handshakes.tryAcquire(System.nanoTime()) ? -1 : handshakes.deficitSeconds();
         }
         if (rateDeficit >= 0) {
-            return refuse("upgrade rate over limit", 1 + rateDeficit);
+            return refuse(Limit.HANDSHAKE_RATE, "upgrade rate over limit", 1 + rateDeficit);
         }
         int total = connections.incrementAndGet();
         if (total > maxConnections) {
             connections.decrementAndGet();
-            return refuse("server at its connection limit", (double) total / maxConnections);
+            return refuse(Limit.CONNECTIONS, "server at its connection limit", (double) total / maxConnections);
         }
         AtomicInteger mine = perIp.computeIfAbsent(clientIp, k -> new AtomicInteger());
         int n = mine.incrementAndGet();
         if (n > maxPerIp) {
             mine.decrementAndGet();
             connections.decrementAndGet();
-            return refuse("too many connections from one address", (double) n / maxPerIp);
+            return refuse(Limit.PER_IP, "too many connections from one address", (double) n / maxPerIp);
         }
         return Decision.ADMITTED;
     }
@@ -68,8 +71,8 @@ public final class AdmissionControl {
     }
 
     /** A hint in [window/2, window], window = base × load factor, capped at a minute. */
-    private Decision refuse(String why, double loadFactor) {
-        return new Decision(false, why, retryHint(loadFactor));
+    private Decision refuse(Limit limit, String why, double loadFactor) {
+        return new Decision(false, limit, why, retryHint(loadFactor));
     }
 
     long retryHint(double loadFactor) {

@@ -19,6 +19,7 @@ import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.SubscriptionRequest;
 import io.pushd.protocol.TopicName;
+import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.Publisher;
 import java.nio.charset.StandardCharsets;
@@ -66,6 +67,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             String path = uri.path();
             if (path.equals(LIVE_PATH)) {
                 passedOn = live(ctx, req, uri);
+            } else if (path.equals("/metrics")) {
+                onlyGet(ctx, req, () -> reply(ctx, req, HttpResponses.text(HttpResponseStatus.OK,
+                        server.metrics().scrape(), "text/plain; version=0.0.4; charset=utf-8")));
             } else if (path.equals("/healthz")) {
                 onlyGet(ctx, req, () -> reply(ctx, req, HttpResponses.json(HttpResponseStatus.OK,
                         status("up", null))));
@@ -186,6 +190,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         String problem = HandshakeCheck.problem(req);
         if (problem != null) {
             FullHttpResponse res;
+            server.metrics().handshake(ServerMetrics.Handshake.REJECTED_REQUEST);
             if (problem.equals(HandshakeCheck.UNSUPPORTED_VERSION)) {
                 res = HttpResponses.error(HttpResponseStatus.UPGRADE_REQUIRED, ErrorCodes.BAD_REQUEST,
                         "unsupported Sec-WebSocket-Version (expected: 13)");
@@ -200,6 +205,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         if (!allowedOrigins.isEmpty()) {
             String origin = req.headers().get(HttpHeaderNames.ORIGIN);
             if (origin == null || !allowedOrigins.contains(origin)) {
+                server.metrics().handshake(ServerMetrics.Handshake.REJECTED_REQUEST);
                 HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.FORBIDDEN, ErrorCodes.ORIGIN_NOT_ALLOWED,
                         "Origin not allowed"), true);
                 return false;
@@ -210,11 +216,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             subscriptions = SubscriptionRequest.parse(uri.parameters(),
                     server.config().limits().maxTopicsPerConnection());
         } catch (ProtocolException e) {
+            server.metrics().handshake(ServerMetrics.Handshake.REJECTED_REQUEST);
             HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()),
                     true);
             return false;
         }
         if (!server.lifecycle().isAcceptingWork()) {
+            server.metrics().handshake(ServerMetrics.Handshake.REFUSED_DRAINING);
             HttpResponses.send(ctx, notAccepting(), true);
             return false;
         }

@@ -34,6 +34,15 @@ final class HttpResponses {
         return res;
     }
 
+    static FullHttpResponse text(HttpResponseStatus status, String body, String contentType) {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.wrappedBuffer(bytes));
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        HttpUtil.setContentLength(res, bytes.length);
+        return res;
+    }
+
     static FullHttpResponse error(HttpResponseStatus status, String code, String message) {
         var body = ProtocolCodec.mapper().createObjectNode();
         body.put("error", code);

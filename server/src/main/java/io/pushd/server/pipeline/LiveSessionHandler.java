@@ -18,6 +18,7 @@ import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.TokenBucket;
+import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.replay.TopicSubscription;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
@@ -62,11 +63,17 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
         // Over a limit the upgrade still completes, so a browser sees the close code and the hint.
         AdmissionControl.Decision decision = server.admission().admit(ip);
         if (!decision.admitted()) {
+            server.metrics().handshake(switch (decision.limit()) {
+                case CONNECTIONS -> ServerMetrics.Handshake.REFUSED_CONNECTIONS;
+                case PER_IP -> ServerMetrics.Handshake.REFUSED_PER_IP;
+                case HANDSHAKE_RATE -> ServerMetrics.Handshake.REFUSED_RATE;
+            });
             log.debug("[{}] refused ({}), retry in {} ms", id, decision.reason(), decision.retryMs());
-            WebSocketClose.close(ctx.channel(), CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(decision.retryMs()));
+            WebSocketClose.close(ctx.channel(), CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(decision.retryMs()), server.metrics());
             return;
         }
         admittedIp = ip;
+        server.metrics().handshake(ServerMetrics.Handshake.ADMITTED);
         server.liveChannels().add(ctx.channel());
         inboundRate = new TokenBucket(server.config().limits().maxInboundMessagesPerSecond(), System.nanoTime());
         HeartbeatHandler heartbeat = ctx.pipeline().get(HeartbeatHandler.class);
@@ -93,13 +100,13 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             }
             if (!inboundRate.tryAcquire(System.nanoTime())) {
                 WebSocketClose.close(ctx.channel(), CloseCode.POLICY_VIOLATION, "more than "
-                        + server.config().limits().maxInboundMessagesPerSecond() + " messages per second");
+                        + server.config().limits().maxInboundMessagesPerSecond() + " messages per second", server.metrics());
                 return;
             }
             if (frame instanceof TextWebSocketFrame text) {
                 onText(ctx, text.text());
             } else if (frame instanceof BinaryWebSocketFrame) {
-                WebSocketClose.close(ctx.channel(), CloseCode.UNSUPPORTED_DATA, "binary frames are not supported");
+                WebSocketClose.close(ctx.channel(), CloseCode.UNSUPPORTED_DATA, "binary frames are not supported", server.metrics());
             }
             // ping, pong and close are handled by the protocol handler before this one
         } finally {
@@ -135,7 +142,8 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void subscribe(ChannelHandlerContext ctx, ClientMessage.Subscribe s) {
-        TopicSubscription sub = new TopicSubscription(s.topic(), ctx.channel(), server.store(), server.hub());
+        TopicSubscription sub = new TopicSubscription(s.topic(), ctx.channel(), server.store(), server.hub(),
+                server.metrics());
         subscriptions.put(s.topic(), sub);
         sub.start(s.after());
     }
@@ -161,7 +169,8 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
                     long retryMs = ThreadLocalRandom.current().nextLong(
                             server.config().drain().minWindow().toMillis() + 1);
                     log.debug("[{}] slow consumer: unwritable for {} ms", ctx.channel().id().asShortText(), timeout);
-                    WebSocketClose.close(ctx.channel(), CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(retryMs));
+                    server.metrics().slowConsumerClosed();
+                    WebSocketClose.close(ctx.channel(), CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(retryMs), server.metrics());
                 }
             }, timeout, TimeUnit.MILLISECONDS);
         }
@@ -194,7 +203,7 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         String id = ctx.channel().id().asShortText();
         if (cause instanceof TooLongFrameException) {
-            WebSocketClose.close(ctx.channel(), CloseCode.MESSAGE_TOO_BIG, "message too big");
+            WebSocketClose.close(ctx.channel(), CloseCode.MESSAGE_TOO_BIG, "message too big", server.metrics());
         } else if (cause instanceof CorruptedWebSocketFrameException || cause instanceof CorruptedFrameException) {
             log.debug("[{}] protocol error: {}", id, cause.getMessage());
             ctx.close(); // the frame decoder already sent its close frame
@@ -203,7 +212,7 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             ctx.close();
         } else {
             log.warn("[{}] unexpected error", id, cause);
-            WebSocketClose.close(ctx.channel(), CloseCode.INTERNAL_ERROR, "internal error");
+            WebSocketClose.close(ctx.channel(), CloseCode.INTERNAL_ERROR, "internal error", server.metrics());
         }
     }
 }

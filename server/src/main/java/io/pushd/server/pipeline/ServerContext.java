@@ -5,6 +5,7 @@ import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.EventStore;
 import io.pushd.server.topic.Publisher;
 import io.pushd.server.topic.TopicHub;
@@ -12,5 +13,5 @@ import io.pushd.server.topic.TopicHub;
 /** What the per-connection handlers share: one instance per server. */
 public record ServerContext(ServerConfig config, EventStore store, Publisher publisher, TopicHub hub,
                             Lifecycle lifecycle, ChannelGroup liveChannels,
-                            AdmissionControl admission, ClientAddress clientAddress) {
+                            AdmissionControl admission, ClientAddress clientAddress, ServerMetrics metrics) {
 }

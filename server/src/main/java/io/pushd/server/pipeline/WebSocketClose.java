@@ -5,6 +5,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.util.AttributeKey;
 import io.pushd.protocol.CloseCode;
+import io.pushd.server.metrics.ServerMetrics;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -26,7 +27,7 @@ public final class WebSocketClose {
     }
 
     /** Returns false when a close frame was already sent on this channel. */
-    public static boolean close(Channel ch, CloseCode code, String reason) {
+    public static boolean close(Channel ch, CloseCode code, String reason, ServerMetrics metrics) {
         AtomicBoolean guard = ch.attr(CLOSING).setIfAbsent(new AtomicBoolean());
         if (guard == null) {
             guard = ch.attr(CLOSING).get();
@@ -35,6 +36,7 @@ public final class WebSocketClose {
             return false;
         }
         String r = CloseCode.truncateReason(reason);
+        metrics.closeSent(code, CloseCode.parseRetryMs(r).orElse(-1));
         log.debug("[{}] closing with {} {}", ch.id().asShortText(), code.describe(), r);
         ChannelFuture f = ch.writeAndFlush(new CloseWebSocketFrame(code.code(), r));
         f.addListener(done -> {

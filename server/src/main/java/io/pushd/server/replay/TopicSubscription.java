@@ -7,6 +7,7 @@ import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ResetReason;
 import io.pushd.protocol.ServerMessage;
+import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.EventStore;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.TopicHub;
@@ -33,16 +34,18 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private final Channel channel;
     private final EventStore store;
     private final TopicHub hub;
+    private final ServerMetrics metrics;
     private Mode mode = Mode.LIVE;
     private long lastSeq;
     private boolean stepScheduled;
     private long replayed;
 
-    public TopicSubscription(String topic, Channel channel, EventStore store, TopicHub hub) {
+    public TopicSubscription(String topic, Channel channel, EventStore store, TopicHub hub, ServerMetrics metrics) {
         this.topic = topic;
         this.channel = channel;
         this.store = store;
         this.hub = hub;
+        this.metrics = metrics;
     }
 
     public String topic() {
@@ -60,6 +63,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
      */
     public void start(EventId after) {
         hub.subscribe(topic, this); // before reading the head: nothing published from now on is missed
+        metrics.subscribed();
         TopicRange range = store.range(topic);
         String epoch = store.epoch();
         EventId head = range.head() == 0 ? null : new EventId(epoch, range.head());
@@ -90,17 +94,22 @@ public final class TopicSubscription implements TopicHub.Subscriber {
 
     /** From the writer thread: hop to the event loop. */
     @Override
-    public void offer(long seq, ByteBuf eventFrame) {
+    public void offer(long seq, ByteBuf eventFrame, TopicHub.Delivery delivery) {
         try {
-            channel.eventLoop().execute(() -> onLive(seq, eventFrame));
+            channel.eventLoop().execute(() -> {
+                onLive(seq, eventFrame);
+                delivery.done();
+            });
         } catch (RejectedExecutionException e) {
             eventFrame.release();
+            delivery.done();
         }
     }
 
     private void onLive(long seq, ByteBuf eventFrame) {
         if (mode == Mode.LIVE && seq == lastSeq + 1 && channel.isWritable()) {
             lastSeq = seq;
+            metrics.delivered(eventFrame.readableBytes(), false);
             channel.writeAndFlush(new TextWebSocketFrame(eventFrame), channel.voidPromise());
             return;
         }
@@ -123,6 +132,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         if (mode != Mode.CLOSED) {
             mode = Mode.CLOSED;
             hub.unsubscribe(topic, this);
+            metrics.unsubscribed();
         }
     }
 
@@ -172,10 +182,12 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         replayed++;
         byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(store.epoch(), seq), ts, data);
         ByteBuf buf = channel.alloc().directBuffer(frame.length).writeBytes(frame);
+        metrics.delivered(frame.length, true);
         channel.write(new TextWebSocketFrame(buf), channel.voidPromise());
     }
 
     private void sendReset(ResetReason reason, long head) {
+        metrics.reset(reason);
         write(ProtocolCodec.encode(new ServerMessage.Reset(topic, new EventId(store.epoch(), head), reason)));
         lastSeq = head;
     }

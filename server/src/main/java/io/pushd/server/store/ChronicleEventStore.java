@@ -286,6 +286,35 @@ public final class ChronicleEventStore implements EventStore {
         }
     }
 
+    /** Append time of the oldest event still in the log, or -1 when the log is empty. Any thread. */
+    public long oldestTimestampMillis() {
+        if (closed) {
+            return -1;
+        }
+        ReadState rs = readers.get();
+        fileLock.readLock().lock();
+        try {
+            rs.tailer.toStart();
+            try (DocumentContext dc = rs.tailer.readingDocument()) {
+                if (!dc.isPresent()) {
+                    return -1;
+                }
+                Bytes<?> b = dc.wire().bytes();
+                b.readByte();
+                b.readUtf8();
+                b.readLong();
+                return b.readLong();
+            }
+        } finally {
+            fileLock.readLock().unlock();
+        }
+    }
+
+    /** Topics ever written in this epoch. */
+    public int topicCount() {
+        return topics.size();
+    }
+
     /** Number of {@code .cq4} log files (hourly cycles), for tests and metrics. */
     public long logFileCount() {
         try (Stream<Path> files = Files.list(logDir)) {

@@ -1,5 +1,6 @@
 package io.pushd.server.topic;
 
+import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.EventStore;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,25 +27,29 @@ public final class Publisher implements AutoCloseable {
     public record Result(long seq, boolean created) {
     }
 
-    private record Request(String topic, byte[] data, String key, CompletableFuture<Result> answer) {
+    private record Request(String topic, byte[] data, String key, CompletableFuture<Result> answer,
+                           long acceptedNanos) {
     }
 
     /** Queued only to wake the writer for {@link #runOnWriter}; carries no publish. */
-    private static final Request WAKE_UP = new Request(null, null, null, null);
+    private static final Request WAKE_UP = new Request(null, null, null, null, 0);
 
     private final List<Runnable> writerTasks = new ArrayList<>();
     private final EventStore store;
     private final Sequencer sequencer;
     private final TopicHub hub;
+    private final ServerMetrics metrics;
     private final LongSupplier clock;
     private final BlockingQueue<Request> pending;
     private final Thread writer;
     private volatile boolean accepting = true;
 
-    public Publisher(EventStore store, Sequencer sequencer, TopicHub hub, LongSupplier clock, int queueCapacity) {
+    public Publisher(EventStore store, Sequencer sequencer, TopicHub hub, ServerMetrics metrics, LongSupplier clock,
+                     int queueCapacity) {
         this.store = store;
         this.sequencer = sequencer;
         this.hub = hub;
+        this.metrics = metrics;
         this.clock = clock;
         this.pending = new ArrayBlockingQueue<>(queueCapacity);
         this.writer = new Thread(this::run, "push-writer");
@@ -58,7 +63,7 @@ public final class Publisher implements AutoCloseable {
      */
     public CompletableFuture<Result> publish(String topic, byte[] data, String idempotencyKey) {
         CompletableFuture<Result> answer = new CompletableFuture<>();
-        if (!accepting || !pending.offer(new Request(topic, data, idempotencyKey, answer))) {
+        if (!accepting || !pending.offer(new Request(topic, data, idempotencyKey, answer, System.nanoTime()))) {
             answer.completeExceptionally(new RejectedExecutionException(accepting ? "writer queue full" : "closed"));
         }
         return answer;
@@ -106,6 +111,7 @@ public final class Publisher implements AutoCloseable {
                         if (r.key() != null) {
                             long existing = store.findByIdempotencyKey(r.topic(), r.key());
                             if (existing > 0) {
+                                metrics.deduplicated();
                                 r.answer().complete(new Result(existing, false));
                                 continue;
                             }
@@ -124,12 +130,14 @@ public final class Publisher implements AutoCloseable {
                 if (!appended.isEmpty()) {
                     store.sync(); // one fsync per batch when enabled: group commit
                 }
+                long appendedNanos = System.nanoTime();
                 for (int i = 0; i < appended.size(); i++) {
                     Request r = appended.get(i);
                     Result res = results.get(i);
+                    metrics.published(r.acceptedNanos(), appendedNanos);
                     r.answer().complete(res);
                     try {
-                        hub.fanOut(r.topic(), res.seq(), timestamps.get(i), r.data());
+                        hub.fanOut(r.topic(), res.seq(), timestamps.get(i), r.data(), appendedNanos);
                     } catch (RuntimeException e) {
                         log.error("fan-out of topic {} failed", r.topic(), e);
                     }
@@ -171,5 +179,13 @@ public final class Publisher implements AutoCloseable {
         accepting = false;
         writer.join(10_000);
         runWriterTasks();
+        // A publish that raced with close() may have landed after the writer's last look: refuse it
+        // (the caller answers 503 and the client retries with its Idempotency-Key).
+        Request late;
+        while ((late = pending.poll()) != null) {
+            if (late != WAKE_UP) {
+                late.answer().completeExceptionally(new RejectedExecutionException("closed"));
+            }
+        }
     }
 }

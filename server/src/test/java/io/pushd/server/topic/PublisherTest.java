@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.pushd.server.store.ChronicleEventStore;
 import io.pushd.server.store.TopicRange;
+import io.pushd.server.metrics.ServerMetrics;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,14 +33,15 @@ class PublisherTest {
 
     final SetTimeProvider clock = new SetTimeProvider(Instant.ofEpochMilli(1_800_000_000_000L));
     ChronicleEventStore store;
+    final ServerMetrics metrics = new ServerMetrics();
     TopicHub hub;
     Publisher publisher;
 
     @BeforeEach
     void start() {
         store = new ChronicleEventStore(dataDir, Duration.ofHours(24), 100_000, Duration.ofHours(24), false, clock);
-        hub = new TopicHub(store.epoch(), UnpooledByteBufAllocator.DEFAULT);
-        publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, clock::currentTimeMillis, 4096);
+        hub = new TopicHub(store.epoch(), UnpooledByteBufAllocator.DEFAULT, metrics);
+        publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, clock::currentTimeMillis, 4096);
     }
 
     @AfterEach
@@ -78,7 +80,8 @@ class PublisherTest {
         int threads = 4;
         int perThread = 500;
         List<Long> liveOrder = new CopyOnWriteArrayList<>();
-        hub.subscribe("t0", (seq, frame) -> {
+        hub.subscribe("t0", (seq, frame, delivery) -> {
+            delivery.done();
             liveOrder.add(seq);
             frame.release();
         });
@@ -212,7 +215,7 @@ class PublisherTest {
 
     @Test
     void fullQueueRejectsAtOnce() throws Exception {
-        Publisher tiny = new Publisher(store, new LocalSequencer(store.heads()), hub, clock::currentTimeMillis, 1);
+        Publisher tiny = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, clock::currentTimeMillis, 1);
         CountDownLatch release = new CountDownLatch(1);
         try {
             // park the writer so nothing is taken from the queue

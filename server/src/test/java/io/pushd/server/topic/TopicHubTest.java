@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.buffer.UnpooledHeapByteBuf;
 import io.pushd.protocol.ProtocolCodec;
+import io.pushd.server.metrics.ServerMetrics;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,7 +52,8 @@ class TopicHubTest {
         final List<ByteBuf> frames = new ArrayList<>();
 
         @Override
-        public void offer(long seq, ByteBuf eventFrame) {
+        public void offer(long seq, ByteBuf eventFrame, TopicHub.Delivery delivery) {
+            delivery.done();
             seqs.add(seq);
             frames.add(eventFrame);
         }
@@ -63,7 +65,7 @@ class TopicHubTest {
     }
 
     final RecordingAllocator alloc = new RecordingAllocator();
-    final TopicHub hub = new TopicHub("ep1", alloc);
+    final TopicHub hub = new TopicHub("ep1", alloc, new ServerMetrics());
     final List<Keeper> keepers = new ArrayList<>();
 
     private Keeper keeper(String topic) {
@@ -97,7 +99,7 @@ class TopicHubTest {
         Keeper b = keeper("t");
         Keeper c = keeper("t");
 
-        hub.fanOut("t", 7, 1234, "{\"n\":1}".getBytes(StandardCharsets.UTF_8));
+        hub.fanOut("t", 7, 1234, "{\"n\":1}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
 
         assertThat(alloc.direct).hasSize(1);
         assertThat(alloc.heap).isEmpty();
@@ -125,7 +127,7 @@ class TopicHubTest {
         Keeper a = keeper("t");
         Keeper b = keeper("t");
 
-        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
         ByteBuf fa = a.frames.get(0);
         ByteBuf fb = b.frames.get(0);
         int length = fb.readableBytes();
@@ -140,7 +142,7 @@ class TopicHubTest {
         Keeper a = keeper("orders");
 
         hub.fanOut("orders", 42, 1_800_000_000_000L, "{\"item\":\"caf\u00e9\",\"q\":[1,2]}"
-                .getBytes(StandardCharsets.UTF_8));
+                .getBytes(StandardCharsets.UTF_8), System.nanoTime());
 
         assertThat(a.seqs).containsExactly(42L);
         JsonNode node = parse(a.frames.get(0));
@@ -156,7 +158,7 @@ class TopicHubTest {
     void sharedBufferIsFreedWhenEverySubscriberHasReleasedIt() {
         Keeper a = keeper("t");
         Keeper b = keeper("t");
-        hub.fanOut("t", 1, 1, "1".getBytes(StandardCharsets.UTF_8));
+        hub.fanOut("t", 1, 1, "1".getBytes(StandardCharsets.UTF_8), System.nanoTime());
         ByteBuf shared = alloc.direct.get(0);
 
         a.releaseAll();
@@ -169,13 +171,14 @@ class TopicHubTest {
     @Test
     void subscriberThatReleasesAtOnceLeavesNothingBehind() {
         List<Long> seen = new ArrayList<>();
-        hub.subscribe("t", (seq, frame) -> {
+        hub.subscribe("t", (seq, frame, delivery) -> {
+            delivery.done();
             seen.add(seq);
             frame.release();
         });
 
         for (long s = 1; s <= 5; s++) {
-            hub.fanOut("t", s, s, "{}".getBytes(StandardCharsets.UTF_8));
+            hub.fanOut("t", s, s, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
         }
 
         assertThat(seen).containsExactly(1L, 2L, 3L, 4L, 5L);
@@ -186,7 +189,7 @@ class TopicHubTest {
     void noSubscribersMeansNothingIsEncodedOrAllocated() {
         keeper("other");
 
-        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
 
         assertThat(alloc.direct).isEmpty();
         assertThat(alloc.heap).isEmpty();
@@ -198,14 +201,14 @@ class TopicHubTest {
         Keeper b = keeper("t");
         hub.unsubscribe("t", a);
 
-        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
 
         assertThat(a.seqs).isEmpty();
         assertThat(b.seqs).containsExactly(1L);
         assertThat(hub.subscriberCount("t")).isEqualTo(1);
 
         hub.unsubscribe("t", b);
-        hub.fanOut("t", 2, 2, "{}".getBytes(StandardCharsets.UTF_8));
+        hub.fanOut("t", 2, 2, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
 
         assertThat(hub.subscriberCount("t")).isZero();
         assertThat(b.seqs).containsExactly(1L);
@@ -217,7 +220,7 @@ class TopicHubTest {
         Keeper a = keeper("a");
         Keeper b = keeper("b");
 
-        hub.fanOut("a", 1, 1, "{}".getBytes(StandardCharsets.UTF_8));
+        hub.fanOut("a", 1, 1, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
 
         assertThat(a.seqs).containsExactly(1L);
         assertThat(b.seqs).isEmpty();
