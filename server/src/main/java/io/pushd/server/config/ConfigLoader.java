@@ -115,7 +115,15 @@ public final class ConfigLoader {
         }
     }
 
-    /** {@code PUSH_PORT=9000} → {@code server.port}; {@code PUSH_STORE_DATA_DIR} → {@code store.dataDir}. */
+    /** The top-level keys of the configuration (server, store, limits, ...). */
+    private static final java.util.Set<String> SECTIONS = java.util.Arrays.stream(
+                    ServerConfig.class.getRecordComponents())
+            .map(java.lang.reflect.RecordComponent::getName).collect(java.util.stream.Collectors.toUnmodifiableSet());
+
+    /**
+     * {@code PUSH_PORT=9000} → {@code server.port}; {@code PUSH_STORE_DATA_DIR} → {@code store.dataDir}.
+     * Variables whose second word is not a section ({@code PUSH_LOG_LEVEL}) are left alone.
+     */
     public static Map<String, String> fromEnvironment(Map<String, String> env) {
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<String, String> e : env.entrySet()) {
@@ -130,7 +138,11 @@ public final class ConfigLoader {
                 String rest = k.substring(5).toLowerCase(Locale.ROOT);
                 int us = rest.indexOf('_');
                 String section = rest.substring(0, us);
-                out.put(section + "." + camel(rest.substring(us + 1)), e.getValue());
+                // Only the configuration's sections: other PUSH_* variables (PUSH_LOG_LEVEL for
+                // logback.xml, a CI switch, ...) are not ours to refuse.
+                if (SECTIONS.contains(section)) {
+                    out.put(section + "." + camel(rest.substring(us + 1)), e.getValue());
+                }
             }
         }
         return out;

@@ -227,6 +227,13 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void pushVariablesOutsideTheConfigurationSectionsAreIgnored() {
+        assertThat(ConfigLoader.fromEnvironment(Map.of("PUSH_LOG_LEVEL", "DEBUG", "PUSH_REQUIRE_NGINX", "true",
+                "PUSH_SECURITY_TRUSTED_PROXIES", "10.0.0.1")))
+                .containsExactly(Map.entry("security.trustedProxies", "10.0.0.1"));
+    }
+
+    @Test
     void shortDataDirVariableIsAnAlias() {
         assertThat(ConfigLoader.fromEnvironment(Map.of("PUSH_DATA_DIR", "/d")))
                 .containsExactly(Map.entry("store.dataDir", "/d"));
