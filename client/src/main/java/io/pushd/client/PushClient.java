@@ -341,7 +341,7 @@ public final class PushClient implements AutoCloseable {
         if (c == null) {
             return;
         }
-        c.subscribed(s.head());
+        c.subscribed(s.head(), s.epoch());
         if (!c.confirmed) {
             c.confirmed = true;
             if (--unconfirmedTopics == 0) {

@@ -42,9 +42,13 @@ final class TopicCursor {
      * A live-only subscription starts at the head the server confirmed, so the next reconnect
      * resumes from there and misses nothing that was published while it was away.
      */
-    void subscribed(EventId head) {
-        if (last == null && head != null) {
-            last = head;
+    void subscribed(EventId head, String epoch) {
+        if (last == null) {
+            if (head != null) {
+                last = head;
+            } else if (epoch != null) {
+                last = new EventId(epoch, 0); // an empty topic: everything from its first event on
+            }
         }
     }
 

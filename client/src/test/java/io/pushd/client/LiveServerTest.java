@@ -88,6 +88,21 @@ class LiveServerTest {
     }
 
     @Test
+    void aLiveOnlyTopicThatWasEmptyResumesFromItsFirstEventAfterARestart() throws Exception {
+        int port = server.port();
+        PushClient client = resources.newClient(options(port).topic("empty").build(), recorder).start();
+        Recorder.await("subscribed", WAIT, () -> recorder.subscribed.size() == 1);
+        assertThat(client.lastId("empty")).isEqualTo(new EventId(server.epoch(), 0));
+        server.close();
+        Recorder.await("the disconnect", WAIT, () -> client.state() != ClientState.CONNECTED);
+
+        server = TestServers.start(dataDir, port);
+        publish(port, "empty", 1, 3); // published while the client is away or reconnecting
+        Recorder.await("3 events", WAIT, () -> recorder.events.size() == 3);
+        assertThat(recorder.seqs()).containsExactly(1L, 2L, 3L);
+    }
+
+    @Test
     void aStartingIdReplaysTheKeptEventsAfterItThenLive() throws Exception {
         int port = server.port();
         publish(port, "t", 1, 5);

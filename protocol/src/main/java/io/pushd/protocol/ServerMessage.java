@@ -7,8 +7,12 @@ public sealed interface ServerMessage {
 
     String type();
 
-    /** Sent once per topic, before any event of it. {@code head}/{@code oldest} are null for an empty topic. */
-    record Subscribed(String topic, EventId head, EventId oldest) implements ServerMessage {
+    /**
+     * Sent once per topic, before any event of it. {@code head}/{@code oldest} are null for an
+     * empty topic; {@code epoch} is always there, so a client can resume an empty topic from
+     * {@code <epoch>-0} and miss nothing published while it was away.
+     */
+    record Subscribed(String topic, EventId head, EventId oldest, String epoch) implements ServerMessage {
         @Override
         public String type() {
             return "subscribed";

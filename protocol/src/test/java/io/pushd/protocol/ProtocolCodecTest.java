@@ -257,8 +257,8 @@ class ProtocolCodecTest {
 
     @Test
     void subscribedRoundTripsWithAndWithoutHead() {
-        ServerMessage full = new ServerMessage.Subscribed("t", new EventId("ep1", 9), new EventId("ep1", 2));
-        ServerMessage empty = new ServerMessage.Subscribed("t", null, null);
+        ServerMessage full = new ServerMessage.Subscribed("t", new EventId("ep1", 9), new EventId("ep1", 2), "ep1");
+        ServerMessage empty = new ServerMessage.Subscribed("t", null, null, "ep1");
 
         assertThat(ProtocolCodec.decodeServer(ProtocolCodec.encode(full))).isEqualTo(full);
         assertThat(ProtocolCodec.decodeServer(ProtocolCodec.encode(empty))).isEqualTo(empty);

@@ -68,7 +68,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         String epoch = store.epoch();
         EventId head = range.head() == 0 ? null : new EventId(epoch, range.head());
         EventId oldest = range.oldest() == 0 ? null : new EventId(epoch, range.oldest());
-        write(ProtocolCodec.encode(new ServerMessage.Subscribed(topic, head, oldest)));
+        write(ProtocolCodec.encode(new ServerMessage.Subscribed(topic, head, oldest, epoch)));
         lastSeq = range.head();
         if (after != null) {
             ResetReason reset = null;
