@@ -2,6 +2,7 @@ package io.pushd.server.replay;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
@@ -11,7 +12,6 @@ import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.EventStore;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.TopicHub;
-import java.util.concurrent.RejectedExecutionException;
 
 /**
  * One topic followed by one connection: replays kept events after the requested ID, then hands
@@ -92,21 +92,13 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         channel.flush();
     }
 
-    /** From the writer thread: hop to the event loop. */
     @Override
-    public void offer(long seq, ByteBuf eventFrame, TopicHub.Delivery delivery) {
-        try {
-            channel.eventLoop().execute(() -> {
-                onLive(seq, eventFrame);
-                delivery.done();
-            });
-        } catch (RejectedExecutionException e) {
-            eventFrame.release();
-            delivery.done();
-        }
+    public EventExecutor executor() {
+        return channel.eventLoop();
     }
 
-    private void onLive(long seq, ByteBuf eventFrame) {
+    @Override
+    public void onLive(long seq, ByteBuf eventFrame) {
         if (mode == Mode.LIVE && seq == lastSeq + 1 && channel.isWritable()) {
             lastSeq = seq;
             metrics.delivered(eventFrame.readableBytes(), false);

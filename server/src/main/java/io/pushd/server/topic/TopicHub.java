@@ -2,47 +2,33 @@ package io.pushd.server.topic;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.concurrent.EventExecutor;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
+import io.pushd.server.metrics.ServerMetrics;
 import java.util.Map;
 import java.util.Set;
-import io.pushd.server.metrics.ServerMetrics;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Live fan-out. Each event is encoded to its frame payload once, in a direct buffer that every
- * subscriber of the topic shares through {@link ByteBuf#retainedDuplicate()}.
+ * subscriber of the topic shares through {@link ByteBuf#retainedDuplicate()}. Subscribers are
+ * grouped by event loop, so an event costs one task per event loop, not one per subscriber.
  */
 public final class TopicHub {
 
-    /**
-     * A live reader of one topic. {@link #offer} owns the buffer it is given and must release it,
-     * and calls {@link Delivery#done()} once it has written or dropped the frame.
-     */
+    /** A live reader of one topic, confined to one event loop. */
     public interface Subscriber {
-        void offer(long seq, ByteBuf eventFrame, Delivery delivery);
+        /** The event loop {@link #onLive} runs on. */
+        EventExecutor executor();
+
+        /** On {@link #executor()}: handle the frame of event {@code seq}; owns and must release it. */
+        void onLive(long seq, ByteBuf eventFrame);
     }
 
-    /** Counts the subscribers still to handle one event; the last one records the fan-out latency. */
-    public static final class Delivery {
-        private final AtomicInteger remaining = new AtomicInteger(1);
-        private final long appendedNanos;
-        private final ServerMetrics metrics;
-
-        Delivery(long appendedNanos, ServerMetrics metrics) {
-            this.appendedNanos = appendedNanos;
-            this.metrics = metrics;
-        }
-
-        public void done() {
-            if (remaining.decrementAndGet() == 0) {
-                metrics.fannedOut(appendedNanos);
-            }
-        }
-    }
-
-    private final Map<String, Set<Subscriber>> subscribers = new ConcurrentHashMap<>();
+    private final Map<String, Map<EventExecutor, Set<Subscriber>>> subscribers = new ConcurrentHashMap<>();
     private final String epoch;
     private final ByteBufAllocator alloc;
     private final ServerMetrics metrics;
@@ -54,38 +40,72 @@ public final class TopicHub {
     }
 
     public void subscribe(String topic, Subscriber s) {
-        subscribers.computeIfAbsent(topic, t -> ConcurrentHashMap.newKeySet()).add(s);
+        subscribers.compute(topic, (t, byLoop) -> {
+            Map<EventExecutor, Set<Subscriber>> m = byLoop == null ? new ConcurrentHashMap<>() : byLoop;
+            m.computeIfAbsent(s.executor(), l -> ConcurrentHashMap.newKeySet()).add(s);
+            return m;
+        });
     }
 
     public void unsubscribe(String topic, Subscriber s) {
-        subscribers.computeIfPresent(topic, (t, set) -> {
-            set.remove(s);
-            return set.isEmpty() ? null : set;
+        subscribers.computeIfPresent(topic, (t, byLoop) -> {
+            byLoop.computeIfPresent(s.executor(), (l, set) -> {
+                set.remove(s);
+                return set.isEmpty() ? null : set;
+            });
+            return byLoop.isEmpty() ? null : byLoop;
         });
     }
 
     public int subscriberCount(String topic) {
-        Set<Subscriber> set = subscribers.get(topic);
-        return set == null ? 0 : set.size();
+        Map<EventExecutor, Set<Subscriber>> byLoop = subscribers.get(topic);
+        return byLoop == null ? 0 : byLoop.values().stream().mapToInt(Set::size).sum();
     }
 
-    /** Called by the writer thread after the event is in the store, in sequence order. */
+    /**
+     * Called by the writer thread after the event is in the store, in sequence order. A
+     * subscriber that registers while this runs may or may not get the frame; either way it is
+     * covered, because it reads the head after registering and the event is already appended.
+     */
     public void fanOut(String topic, long seq, long timestampMillis, byte[] data, long appendedNanos) {
-        Set<Subscriber> set = subscribers.get(topic);
-        if (set == null || set.isEmpty()) {
+        Map<EventExecutor, Set<Subscriber>> byLoop = subscribers.get(topic);
+        if (byLoop == null || byLoop.isEmpty()) {
             return;
         }
         byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(epoch, seq), timestampMillis, data);
         ByteBuf shared = alloc.directBuffer(frame.length).writeBytes(frame);
-        Delivery delivery = new Delivery(appendedNanos, metrics);
+        AtomicInteger loopsLeft = new AtomicInteger(1);
         try {
-            for (Subscriber s : set) {
-                delivery.remaining.incrementAndGet();
-                s.offer(seq, shared.retainedDuplicate(), delivery);
+            for (Map.Entry<EventExecutor, Set<Subscriber>> e : byLoop.entrySet()) {
+                Set<Subscriber> set = e.getValue();
+                ByteBuf forLoop = shared.retainedDuplicate();
+                loopsLeft.incrementAndGet();
+                try {
+                    e.getKey().execute(() -> {
+                        try {
+                            for (Subscriber s : set) {
+                                s.onLive(seq, forLoop.retainedDuplicate());
+                            }
+                        } finally {
+                            forLoop.release();
+                            done(loopsLeft, appendedNanos);
+                        }
+                    });
+                } catch (RejectedExecutionException shuttingDown) {
+                    forLoop.release();
+                    done(loopsLeft, appendedNanos);
+                }
             }
         } finally {
             shared.release();
-            delivery.done();
+            done(loopsLeft, appendedNanos);
+        }
+    }
+
+    /** The last event loop to finish records the fan-out latency (append to last live write). */
+    private void done(AtomicInteger loopsLeft, long appendedNanos) {
+        if (loopsLeft.decrementAndGet() == 0) {
+            metrics.fannedOut(appendedNanos);
         }
     }
 }

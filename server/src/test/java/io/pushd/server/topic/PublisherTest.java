@@ -80,11 +80,10 @@ class PublisherTest {
         int threads = 4;
         int perThread = 500;
         List<Long> liveOrder = new CopyOnWriteArrayList<>();
-        hub.subscribe("t0", (seq, frame, delivery) -> {
-            delivery.done();
+        hub.subscribe("t0", new InlineSubscriber((seq, frame) -> {
             liveOrder.add(seq);
             frame.release();
-        });
+        }));
         record Sent(int thread, int i, String topic, CompletableFuture<Publisher.Result> result) {
         }
         List<List<Sent>> sentByThread = new ArrayList<>();

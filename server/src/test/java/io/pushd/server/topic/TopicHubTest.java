@@ -52,8 +52,12 @@ class TopicHubTest {
         final List<ByteBuf> frames = new ArrayList<>();
 
         @Override
-        public void offer(long seq, ByteBuf eventFrame, TopicHub.Delivery delivery) {
-            delivery.done();
+        public io.netty.util.concurrent.EventExecutor executor() {
+            return io.netty.util.concurrent.ImmediateEventExecutor.INSTANCE;
+        }
+
+        @Override
+        public void onLive(long seq, ByteBuf eventFrame) {
             seqs.add(seq);
             frames.add(eventFrame);
         }
@@ -171,11 +175,10 @@ class TopicHubTest {
     @Test
     void subscriberThatReleasesAtOnceLeavesNothingBehind() {
         List<Long> seen = new ArrayList<>();
-        hub.subscribe("t", (seq, frame, delivery) -> {
-            delivery.done();
+        hub.subscribe("t", new InlineSubscriber((seq, frame) -> {
             seen.add(seq);
             frame.release();
-        });
+        }));
 
         for (long s = 1; s <= 5; s++) {
             hub.fanOut("t", s, s, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());

@@ -1,0 +1,26 @@
+package io.pushd.server.topic;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.ImmediateEventExecutor;
+import java.util.function.BiConsumer;
+
+/** A subscriber whose frames are handled on the calling thread, for hub and publisher tests. */
+final class InlineSubscriber implements TopicHub.Subscriber {
+
+    private final BiConsumer<Long, ByteBuf> handler;
+
+    InlineSubscriber(BiConsumer<Long, ByteBuf> handler) {
+        this.handler = handler;
+    }
+
+    @Override
+    public EventExecutor executor() {
+        return ImmediateEventExecutor.INSTANCE;
+    }
+
+    @Override
+    public void onLive(long seq, ByteBuf eventFrame) {
+        handler.accept(seq, eventFrame);
+    }
+}
