@@ -1,0 +1,179 @@
+package io.pushd.loadtest.fleet;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.pushd.client.PushClient;
+import io.pushd.client.PushListener;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ResetReason;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.HdrHistogram.Recorder;
+
+/**
+ * What one client saw, checked as it arrives: the events of its one topic must be a contiguous,
+ * increasing run of sequence numbers starting right after the head confirmed by the first
+ * {@code subscribed}. That needs O(1) memory per client instead of a list of every ID, and is
+ * exactly as strict: a run from {@code first} to {@code last} with {@code count == last - first + 1}
+ * and no step other than +1 holds every event in between once and in order.
+ *
+ * <p>The listener methods run on the client's event loop only; the fields they write are volatile
+ * (single writer) so the scenario thread can read them.
+ */
+public final class ClientRecord implements PushListener {
+
+    /** "No such moment" for nanoTime values (which may be negative). */
+    public static final long NONE = Long.MIN_VALUE;
+
+    private final int index;
+    private final String topic;
+    private final Recorder steadyLatencyMicros;
+    private final Recorder disturbedLatencyMicros;
+    private final Queue<Long> connectNanos = new ConcurrentLinkedQueue<>();
+    private final Queue<long[]> disconnects = new ConcurrentLinkedQueue<>();
+    volatile PushClient client;
+
+    private volatile boolean subscribed;
+    private volatile EventId firstHead;
+    private volatile String epoch;
+    private volatile long firstSeq = -1;
+    private volatile long lastSeq = -1;
+    private volatile long count;
+    private volatile long outOfOrder;
+    private volatile String firstViolation;
+
+    ClientRecord(int index, String topic, Recorder steadyLatencyMicros, Recorder disturbedLatencyMicros) {
+        this.index = index;
+        this.topic = topic;
+        this.steadyLatencyMicros = steadyLatencyMicros;
+        this.disturbedLatencyMicros = disturbedLatencyMicros;
+    }
+
+    @Override
+    public void onSubscribed(String t, EventId head, EventId oldest) {
+        if (!subscribed) {
+            firstHead = head;
+            subscribed = true;
+        }
+    }
+
+    @Override
+    public void onEvent(String t, EventId id, long ts, JsonNode data) {
+        long now = System.nanoTime();
+        JsonNode sent = data.get("sentNanos");
+        if (sent != null && sent.canConvertToLong()) {
+            long micros = (now - sent.asLong()) / 1_000;
+            if (micros >= 0) {
+                JsonNode steady = data.get("steady");
+                (steady == null || steady.asBoolean() ? steadyLatencyMicros : disturbedLatencyMicros).recordValue(micros);
+            }
+        }
+        long seq = id.seq();
+        if (firstSeq < 0) {
+            firstSeq = seq;
+            epoch = id.epoch();
+        } else if (!id.epoch().equals(epoch) || seq != lastSeq + 1) {
+            outOfOrder++;
+            if (firstViolation == null) {
+                firstViolation = "after " + epoch + "-" + lastSeq + " came " + id;
+            }
+        }
+        lastSeq = Math.max(lastSeq, seq);
+        count++;
+    }
+
+    @Override
+    public void onReset(String t, EventId id, ResetReason reason) {
+        // Counted by PushClient.resets(); any reset fails the run.
+        if (firstViolation == null) {
+            firstViolation = "reset to " + id + " (" + reason + ")";
+        }
+    }
+
+    @Override
+    public void onConnected(long nanoTime) {
+        connectNanos.add(nanoTime);
+    }
+
+    @Override
+    public void onDisconnected(int closeCode, String reason) {
+        disconnects.add(new long[] {System.nanoTime(), closeCode});
+    }
+
+    public int index() {
+        return index;
+    }
+
+    public String topic() {
+        return topic;
+    }
+
+    public PushClient client() {
+        return client;
+    }
+
+    /** Whether the first {@code subscribed} arrived. */
+    public boolean subscribed() {
+        return subscribed;
+    }
+
+    /** The head confirmed by the first {@code subscribed} (null: the topic was empty). */
+    public EventId firstHead() {
+        return firstHead;
+    }
+
+    public String epoch() {
+        return epoch;
+    }
+
+    /** Sequence of the first event received, -1 before. */
+    public long firstSeq() {
+        return firstSeq;
+    }
+
+    /** Highest sequence received, -1 before. */
+    public long lastSeq() {
+        return lastSeq;
+    }
+
+    public long count() {
+        return count;
+    }
+
+    /** Events that were not exactly the next one (other epoch or not {@code last + 1}). */
+    public long outOfOrder() {
+        return outOfOrder;
+    }
+
+    /** A description of the first problem seen, or null. */
+    public String firstViolation() {
+        return firstViolation;
+    }
+
+    /** Every completed handshake, in order. */
+    public List<Long> connectNanos() {
+        return new ArrayList<>(connectNanos);
+    }
+
+    /** The first handshake at or after {@code sinceNanos}, or {@link #NONE}. */
+    public long firstConnectAfter(long sinceNanos) {
+        for (long t : connectNanos) {
+            if (t - sinceNanos >= 0) {
+                return t;
+            }
+        }
+        return NONE;
+    }
+
+    /** Close codes of connections that ended in {@code [fromNanos, toNanos)}. */
+    public List<Integer> closeCodesBetween(long fromNanos, long toNanos) {
+        List<Integer> out = new ArrayList<>();
+        for (long[] d : disconnects) {
+            if (d[0] - fromNanos >= 0 && d[0] - toNanos < 0) {
+                out.add((int) d[1]);
+            }
+        }
+        return out;
+    }
+}

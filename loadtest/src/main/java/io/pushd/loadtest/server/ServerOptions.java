@@ -1,0 +1,138 @@
+package io.pushd.loadtest.server;
+
+import io.pushd.loadtest.Deadline;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * Which server a scenario drives: the fat jar as a child process (default) or an external one on
+ * this host ({@code --url}). A picocli mixin, so every subcommand gets the same options.
+ */
+public final class ServerOptions {
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec spec;
+
+    @Option(names = "--server-jar", paramLabel = "PATH",
+            description = "Server fat jar to run as a child process. Default: server/target/push-server.jar under "
+                    + "the working directory, else next to this jar (../../server/target).")
+    Path serverJar;
+
+    @Option(names = "--server-set", paramLabel = "KEY=VALUE",
+            description = "Setting for the child server, passed as --set (repeatable), e.g. drain.minWindow=5s.")
+    List<String> serverSets = new ArrayList<>();
+
+    @Option(names = "--url", paramLabel = "URL",
+            description = "Use this already running server instead of starting one (loopback only), "
+                    + "e.g. http://127.0.0.1:8080.")
+    URI url;
+
+    @Option(names = "--restart-command", paramLabel = "CMD",
+            description = "With --url: shell command that restarts the server and returns once it was started "
+                    + "again; it sees PUSH_RESTART_MODE=graceful|crash.")
+    String restartCommand;
+
+    /**
+     * Checks the combination of options and that the jar exists, without starting anything: call it
+     * before a run so a usage error is reported as one (exit code 2).
+     */
+    public void validate(boolean needsRestart) {
+        if (url != null) {
+            if (serverJar != null || !serverSets.isEmpty()) {
+                throw usage("--url cannot be combined with --server-jar or --server-set");
+            }
+            if (needsRestart && restartCommand == null) {
+                throw usage("--url needs --restart-command: an external server cannot be restarted otherwise");
+            }
+            checkedUrl(url);
+        } else {
+            if (restartCommand != null) {
+                throw usage("--restart-command needs --url (a started server is restarted with signals)");
+            }
+            resolveJar();
+        }
+    }
+
+    /** Validates (see {@link #validate}) and starts (or attaches to) the server. */
+    public ServerControl open(Path logDir, Deadline deadline, boolean needsRestart)
+            throws IOException, InterruptedException {
+        validate(needsRestart);
+        if (url != null) {
+            URI base = checkedUrl(url);
+            Files.createDirectories(logDir);
+            ExternalServer server = new ExternalServer(base, restartCommand, logDir);
+            server.awaitReady(deadline);
+            return server;
+        }
+        return ManagedServer.start(resolveJar(), null, logDir, serverSets, deadline);
+    }
+
+    private URI checkedUrl(URI u) {
+        if (!"http".equals(u.getScheme()) || u.getHost() == null || u.getPort() < 1) {
+            throw usage("--url must look like http://127.0.0.1:8080 (scheme http, host and port): " + u);
+        }
+        try {
+            // Loopback only: a load test must never be pointed at someone else's server by accident.
+            for (InetAddress a : InetAddress.getAllByName(u.getHost())) {
+                if (!a.isLoopbackAddress()) {
+                    throw usage("--url must be a loopback address, not " + u.getHost() + " (" + a.getHostAddress() + ")");
+                }
+            }
+        } catch (UnknownHostException e) {
+            throw usage("--url: unknown host " + u.getHost());
+        }
+        return URI.create("http://" + u.getHost() + ":" + u.getPort());
+    }
+
+    private Path resolveJar() {
+        if (serverJar != null) {
+            if (!Files.isRegularFile(serverJar)) {
+                throw usage("--server-jar " + serverJar.toAbsolutePath() + " does not exist; build it with: "
+                        + "mvn -q -DskipTests package -pl server -am");
+            }
+            return serverJar;
+        }
+        Set<Path> candidates = new LinkedHashSet<>();
+        String prop = System.getProperty("push.server.jar");
+        if (prop != null) {
+            candidates.add(Path.of(prop));
+        }
+        candidates.add(Path.of("server", "target", "push-server.jar"));
+        candidates.add(Path.of("..", "server", "target", "push-server.jar"));
+        ownJarDir().ifPresent(dir -> candidates.add(dir.resolve("../../server/target/push-server.jar").normalize()));
+        for (Path c : candidates) {
+            if (Files.isRegularFile(c)) {
+                return c;
+            }
+        }
+        StringBuilder tried = new StringBuilder();
+        candidates.forEach(c -> tried.append("\n  ").append(c.toAbsolutePath().normalize()));
+        throw usage("server jar not found; tried:" + tried
+                + "\nbuild it (mvn -q -DskipTests package -pl server -am) or pass --server-jar PATH");
+    }
+
+    private static java.util.Optional<Path> ownJarDir() {
+        try {
+            Path p = Path.of(ServerOptions.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            return Files.isRegularFile(p) ? java.util.Optional.of(p.getParent()) : java.util.Optional.empty();
+        } catch (Exception e) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+}
