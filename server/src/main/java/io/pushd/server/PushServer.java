@@ -21,6 +21,7 @@ import io.pushd.protocol.CloseCode;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.config.ServerConfig;
+import io.pushd.server.lifecycle.ConnectionCountCheckpoint;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.lifecycle.ServerState;
 import io.pushd.server.metrics.ServerMetrics;
@@ -56,6 +57,9 @@ public final class PushServer implements AutoCloseable {
     /** Close frames of a drain go out over this long, in slices, so event loops stay responsive. */
     static final Duration CLOSE_PACING = Duration.ofSeconds(1);
     private static final int CLOSE_SLICES = 20;
+    private static final Duration CONNECTION_COUNT_EVERY = Duration.ofSeconds(2);
+    /** Fewer returning clients than this cannot make a herd: all at once is a millisecond of work. */
+    static final int RAMP_MIN_CLIENTS = 100;
 
     private final ServerConfig config;
     private final Lifecycle lifecycle = new Lifecycle();
@@ -66,6 +70,7 @@ public final class PushServer implements AutoCloseable {
     private final EventLoopGroup workerGroup;
     private final ChannelGroup liveChannels = new DefaultChannelGroup("live", GlobalEventExecutor.INSTANCE);
     private final ScheduledExecutorService housekeeping;
+    private final ConnectionCountCheckpoint connectionCount;
     private final AdmissionControl admission;
     private final ServerMetrics metrics;
     private final Channel serverChannel;
@@ -106,6 +111,8 @@ public final class PushServer implements AutoCloseable {
         });
         long every = sc.retentionCheckInterval().toMillis();
         housekeeping.scheduleWithFixedDelay(this::enforceRetention, every, every, TimeUnit.MILLISECONDS);
+        this.connectionCount = new ConnectionCountCheckpoint(Path.of(sc.dataDir()));
+        int expectedClients = connectionCount.read();
 
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
@@ -117,6 +124,9 @@ public final class PushServer implements AutoCloseable {
         this.bossGroup = new MultiThreadIoEventLoopGroup(1, io);
         this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads, io);
         this.admission = new AdmissionControl(config.limits(), config.drain().minWindow().toMillis());
+        if (config.reconnect().rampAfterStart() && expectedClients >= RAMP_MIN_CLIENTS) {
+            admission.startRamp(expectedClients, retryWindowMillis(expectedClients));
+        }
         ServerContext context = new ServerContext(config, store, publisher, hub, lifecycle, liveChannels, admission,
                 new ClientAddress(config.security().trustedProxies()), metrics);
         try {
@@ -135,6 +145,8 @@ public final class PushServer implements AutoCloseable {
             shutdownResources();
             throw e;
         }
+        housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(liveChannels.size()),
+                CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         lifecycle.advanceTo(ServerState.READY);
         this.startupMillis = (System.nanoTime() - t0) / 1_000_000;
         log.info("push server ready on {} ({}), epoch {}, {} events recovered in {} ms", serverChannel.localAddress(),
@@ -197,6 +209,7 @@ public final class PushServer implements AutoCloseable {
         lifecycle.refuseNewWork();
 
         List<Channel> channels = new ArrayList<>(liveChannels);
+        connectionCount.write(channels.size()); // the next start expects them back
         long windowMillis = retryWindowMillis(channels.size());
         log.info("closing {} connection(s) with {} over a {} ms retry window", channels.size(),
                 CloseCode.SERVICE_RESTART.describe(), windowMillis);

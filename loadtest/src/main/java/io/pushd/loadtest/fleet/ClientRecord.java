@@ -30,7 +30,12 @@ public final class ClientRecord implements PushListener {
     private final String topic;
     private final Recorder steadyLatencyMicros;
     private final Recorder disturbedLatencyMicros;
+    /**
+     * When each admitted connection was confirmed (its {@code subscribed} arrived). A handshake
+     * the server answers with 1013 is not a reconnect: the client is not back yet.
+     */
     private final Queue<Long> connectNanos = new ConcurrentLinkedQueue<>();
+    private volatile boolean awaitingSubscribed;
     private final Queue<long[]> disconnects = new ConcurrentLinkedQueue<>();
     volatile PushClient client;
 
@@ -52,6 +57,10 @@ public final class ClientRecord implements PushListener {
 
     @Override
     public void onSubscribed(String t, EventId head, EventId oldest) {
+        if (awaitingSubscribed) {
+            awaitingSubscribed = false;
+            connectNanos.add(System.nanoTime());
+        }
         if (!subscribed) {
             firstHead = head;
             subscribed = true;
@@ -93,7 +102,7 @@ public final class ClientRecord implements PushListener {
 
     @Override
     public void onConnected(long nanoTime) {
-        connectNanos.add(nanoTime);
+        awaitingSubscribed = true;
     }
 
     @Override
@@ -151,12 +160,12 @@ public final class ClientRecord implements PushListener {
         return firstViolation;
     }
 
-    /** Every completed handshake, in order. */
+    /** Every admitted connection (subscribed), in order. */
     public List<Long> connectNanos() {
         return new ArrayList<>(connectNanos);
     }
 
-    /** The first handshake at or after {@code sinceNanos}, or {@link #NONE}. */
+    /** The first admitted connection at or after {@code sinceNanos}, or {@link #NONE}. */
     public long firstConnectAfter(long sinceNanos) {
         for (long t : connectNanos) {
             if (t - sinceNanos >= 0) {

@@ -16,7 +16,10 @@ public final class AdmissionControl {
     static final long MAX_HINT_MILLIS = 60_000;
 
     /** Which limit refused a connection. */
-    public enum Limit { CONNECTIONS, PER_IP, HANDSHAKE_RATE }
+    public enum Limit { CONNECTIONS, PER_IP, HANDSHAKE_RATE, STARTUP_RAMP }
+
+    /** The ramp admits this much faster than an even spread, so clients that keep to it are not refused. */
+    static final double RAMP_SLACK = 1.25;
 
     /** {@code limit} is null and {@code retryMs} 0 when admitted. */
     public record Decision(boolean admitted, Limit limit, String reason, long retryMs) {
@@ -28,6 +31,9 @@ public final class AdmissionControl {
     private final long baseWindowMillis;
     private final TokenBucket handshakes;
     private final AtomicInteger connections = new AtomicInteger();
+    private volatile TokenBucket ramp;
+    private volatile long rampUntilNanos;
+    private volatile long rampWindowMillis;
     private final ConcurrentHashMap<String, AtomicInteger> perIp = new ConcurrentHashMap<>();
 
     public AdmissionControl(ServerConfig.Limits limits, long baseWindowMillis) {
@@ -38,7 +44,40 @@ public final class AdmissionControl {
     }
 
     /** Call once per upgraded connection; when admitted, call {@link #release} when it closes. */
+    /**
+     * After a start, admit the {@code expected} clients of the previous run no faster than an
+     * even spread over {@code windowMillis} (plus slack). After a crash no client got a retry
+     * hint, so their own jitter is all that spreads them; the ramp turns a bunch into 1013s whose
+     * hints place the extra clients later in the window.
+     */
+    public void startRamp(int expected, long windowMillis) {
+        if (expected <= 0 || windowMillis <= 0) {
+            return;
+        }
+        double rate = RAMP_SLACK * expected * 1000.0 / windowMillis;
+        long now = System.nanoTime();
+        rampWindowMillis = windowMillis;
+        rampUntilNanos = now + windowMillis * 1_000_000L;
+        ramp = new TokenBucket(rate, Math.max(1.0, rate / 10), now); // at most 100 ms worth at once
+    }
+
     public Decision admit(String clientIp) {
+        TokenBucket r = ramp;
+        if (r != null) {
+            long now = System.nanoTime();
+            if (now - rampUntilNanos >= 0) {
+                ramp = null;
+            } else {
+                boolean ok;
+                synchronized (r) {
+                    ok = r.tryAcquire(now);
+                }
+                if (!ok) {
+                    long hint = ThreadLocalRandom.current().nextLong(rampWindowMillis + 1);
+                    return new Decision(false, Limit.STARTUP_RAMP, "admitting the returning clients gradually", hint);
+                }
+            }
+        }
         double rateDeficit;
         synchronized (handshakes) {
             rateDeficit = handshakes.tryAcquire(System.nanoTime()) ? -1 : handshakes.deficitSeconds();

@@ -1,6 +1,6 @@
 package io.pushd.server.admission;
 
-/** A token bucket refilled continuously at {@code ratePerSecond}, holding at most one second's worth. */
+/** A token bucket refilled continuously at {@code ratePerSecond}, holding at most {@code capacity} tokens. */
 public final class TokenBucket {
 
     private final double ratePerNano;
@@ -8,10 +8,16 @@ public final class TokenBucket {
     private double tokens;
     private long lastNanos;
 
+    /** A bucket that holds one second's worth and starts full. */
     public TokenBucket(int ratePerSecond, long nowNanos) {
+        this(ratePerSecond, ratePerSecond, nowNanos);
+    }
+
+    /** Starts full. */
+    public TokenBucket(double ratePerSecond, double capacity, long nowNanos) {
         this.ratePerNano = ratePerSecond / 1e9;
-        this.capacity = ratePerSecond;
-        this.tokens = ratePerSecond;
+        this.capacity = capacity;
+        this.tokens = capacity;
         this.lastNanos = nowNanos;
     }
 

@@ -43,6 +43,10 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security);
     }
 
+    public ServerConfig withReconnect(Reconnect r) {
+        return new ServerConfig(server, store, limits, drain, r, heartbeat, security);
+    }
+
     public ServerConfig withHeartbeat(Heartbeat h) {
         return new ServerConfig(server, store, limits, drain, reconnect, h, security);
     }
@@ -173,8 +177,12 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    /** How fast the server wants clients back after a restart or overload. */
-    public record Reconnect(int targetRate) {
+    /**
+     * How fast the server wants clients back after a restart or overload. With
+     * {@code rampAfterStart}, a starting server admits the previous run's clients no faster than
+     * an even spread over the drain window, also after a crash (1013 with a hint for the rest).
+     */
+    public record Reconnect(int targetRate, boolean rampAfterStart) {
         public static final int DEFAULT_TARGET_RATE = 2_000;
 
         public Reconnect {
@@ -182,7 +190,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
 
         public static Reconnect defaults() {
-            return new Reconnect(DEFAULT_TARGET_RATE);
+            return new Reconnect(DEFAULT_TARGET_RATE, true);
         }
     }
 

@@ -33,7 +33,10 @@ import java.util.function.ToDoubleFunction;
 public final class ServerMetrics {
 
     /** How a WebSocket upgrade ended. */
-    public enum Handshake { ADMITTED, REFUSED_CONNECTIONS, REFUSED_PER_IP, REFUSED_RATE, REJECTED_REQUEST, REFUSED_DRAINING }
+    public enum Handshake {
+        ADMITTED, REFUSED_CONNECTIONS, REFUSED_PER_IP, REFUSED_RATE, REFUSED_STARTUP_RAMP, REJECTED_REQUEST,
+        REFUSED_DRAINING
+    }
 
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Map<Handshake, Counter> handshakes = new EnumMap<>(Handshake.class);

@@ -67,6 +67,7 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
                 case CONNECTIONS -> ServerMetrics.Handshake.REFUSED_CONNECTIONS;
                 case PER_IP -> ServerMetrics.Handshake.REFUSED_PER_IP;
                 case HANDSHAKE_RATE -> ServerMetrics.Handshake.REFUSED_RATE;
+                case STARTUP_RAMP -> ServerMetrics.Handshake.REFUSED_STARTUP_RAMP;
             });
             log.debug("[{}] refused ({}), retry in {} ms", id, decision.reason(), decision.retryMs());
             WebSocketClose.close(ctx.channel(), CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(decision.retryMs()), server.metrics());

@@ -1,0 +1,50 @@
+package io.pushd.server.lifecycle;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How many WebSocket connections the server had, kept in the data directory ({@code connections})
+ * so that the next start knows how many clients to expect back, also after a crash. A hint, not
+ * data: it is written without fsync and a missing or unreadable file means "unknown" (0).
+ */
+public final class ConnectionCountCheckpoint {
+
+    private static final Logger log = LoggerFactory.getLogger(ConnectionCountCheckpoint.class);
+
+    private final Path file;
+    private int lastWritten = -1;
+
+    public ConnectionCountCheckpoint(Path dataDir) {
+        this.file = dataDir.resolve("connections");
+    }
+
+    public int read() {
+        try {
+            return Files.exists(file) ? Math.max(0, Integer.parseInt(Files.readString(file).trim())) : 0;
+        } catch (IOException | NumberFormatException e) {
+            log.debug("ignoring unreadable {}: {}", file, e.toString());
+            return 0;
+        }
+    }
+
+    /** Writes {@code count} when it changed since the last write. */
+    public synchronized void write(int count) {
+        if (count == lastWritten) {
+            return;
+        }
+        Path tmp = file.resolveSibling("connections.tmp");
+        try {
+            Files.writeString(tmp, Integer.toString(count), StandardCharsets.US_ASCII);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            lastWritten = count;
+        } catch (IOException e) {
+            log.debug("could not write {}: {}", file, e.toString());
+        }
+    }
+}
