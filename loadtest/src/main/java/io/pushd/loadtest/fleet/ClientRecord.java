@@ -107,7 +107,9 @@ public final class ClientRecord implements PushListener {
 
     @Override
     public void onDisconnected(int closeCode, String reason) {
-        disconnects.add(new long[] {System.nanoTime(), closeCode});
+        // {when, code, the server's retryMs hint or -1}
+        disconnects.add(new long[] {System.nanoTime(), closeCode,
+                io.pushd.protocol.CloseCode.parseRetryMs(reason).orElse(-1)});
     }
 
     public int index() {
@@ -173,6 +175,17 @@ public final class ClientRecord implements PushListener {
             }
         }
         return NONE;
+    }
+
+    /** The {@code retryMs} hints of 1012/1013 closes in {@code [fromNanos, toNanos)}. */
+    public List<Long> hintsBetween(long fromNanos, long toNanos) {
+        List<Long> hints = new ArrayList<>();
+        for (long[] d : disconnects) {
+            if (d[0] - fromNanos >= 0 && d[0] - toNanos < 0 && d[2] >= 0) {
+                hints.add(d[2]);
+            }
+        }
+        return hints;
     }
 
     /** Close codes of connections that ended in {@code [fromNanos, toNanos)}. */

@@ -231,6 +231,28 @@ final class RestartScenario {
                     s.reconnected() > 0 && s.maxShare() <= plan.maxShare(),
                     String.format(Locale.ROOT, "max %s (%d clients, window from %.2f s)", pct(s.maxShare()),
                             s.maxInAnySecond(), s.maxWindowFromMs() / 1000));
+            List<Long> hints = new ArrayList<>();
+            for (ClientRecord c : fleet.records()) {
+                hints.addAll(c.hintsBetween(t.triggeredNanos(), windowEnd));
+            }
+            if (!hints.isEmpty()) {
+                // How the server spread its retry hints: share of the hints in each 1-second slice.
+                long maxHint = hints.stream().mapToLong(Long::longValue).max().orElse(0);
+                int[] perSecond = new int[(int) (maxHint / 1000) + 1];
+                hints.forEach(h -> perSecond[(int) (h / 1000)]++);
+                StringBuilder slices = new StringBuilder();
+                var sliceJson = report.data().putObject("hints-restart-" + (i + 1));
+                sliceJson.put("count", hints.size());
+                sliceJson.put("maxMs", maxHint);
+                var arr = sliceJson.putArray("perSecond");
+                for (int k = 0; k < perSecond.length; k++) {
+                    arr.add(perSecond[k]);
+                    slices.append(String.format(Locale.ROOT, "%s[%d,%d) s: %.1f %%", k == 0 ? "" : ", ", k, k + 1,
+                            100.0 * perSecond[k] / hints.size()));
+                }
+                report.note(name + ": " + hints.size() + " retry hints, max " + maxHint + " ms; " + slices);
+                out.println("  " + name + " retry hints: " + slices);
+            }
             if (t.mode() == RestartMode.GRACEFUL && t.exitCode() >= 0) {
                 report.check(name + ": drained server exited 0", t.exitCode() == 0,
                         String.format(Locale.ROOT, "exit %d %.1f s after SIGTERM", t.exitCode(), t.stoppedAfterMs() / 1000));
