@@ -1,6 +1,9 @@
 package io.pushd.loadtest;
 
+import io.pushd.loadtest.bench.BenchCommand;
+import io.pushd.loadtest.fanout.FanoutCommand;
 import io.pushd.loadtest.restart.RestartCommand;
+import io.pushd.loadtest.storm.StormCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -17,6 +20,9 @@ import picocli.CommandLine.Command;
         description = "Load tests for the push server that check its promises and write report.json/report.html.",
         subcommands = {
                 RestartCommand.class,
+                FanoutCommand.class,
+                StormCommand.class,
+                BenchCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class LoadTestMain implements Runnable {

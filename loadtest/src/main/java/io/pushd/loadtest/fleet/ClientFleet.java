@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.Predicate;
+import java.util.function.UnaryOperator;
 import org.HdrHistogram.Recorder;
 
 /**
@@ -35,6 +36,15 @@ public final class ClientFleet implements AutoCloseable {
      */
     public static ClientFleet start(FleetSpec spec, String host, int port, List<String> topics, Deadline deadline)
             throws InterruptedException {
+        return start(spec, host, port, topics, deadline, UnaryOperator.identity());
+    }
+
+    /**
+     * As {@link #start(FleetSpec, String, int, List, Deadline)}, with {@code customize} applied to
+     * each client's options builder (after topic and source address), e.g. to replace the backoff.
+     */
+    public static ClientFleet start(FleetSpec spec, String host, int port, List<String> topics, Deadline deadline,
+                                    UnaryOperator<PushClientOptions.Builder> customize) throws InterruptedException {
         if (topics.size() != spec.topics()) {
             throw new IllegalArgumentException("topics: " + topics.size() + " names for " + spec.topics());
         }
@@ -60,7 +70,7 @@ public final class ClientFleet implements AutoCloseable {
                 }
                 ClientRecord record = new ClientRecord(i, topic, fleet.steadyLatencyMicros, fleet.disturbedLatencyMicros);
                 records.add(record);
-                record.client = resources.newClient(b.build(), record).start();
+                record.client = resources.newClient(customize.apply(b).build(), record).start();
             }
         } catch (InterruptedException | RuntimeException e) {
             fleet.close();

@@ -87,7 +87,7 @@ public final class RestartCommand implements Callable<Integer> {
         FleetSpec fleetSpec = fleet.spec();
         RestartScenario.Plan plan = plan(fleetSpec);
         server.validate(true);
-        String commandLine = "push-loadtest restart "
+        String commandLine = "push-loadtest "
                 + String.join(" ", spec.commandLine().getParseResult().originalArgs());
         return new RestartScenario(plan, server, run, commandLine, System.out).run() ? 0 : 1;
     }

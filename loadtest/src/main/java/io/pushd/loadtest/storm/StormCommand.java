@@ -1,0 +1,476 @@
+package io.pushd.loadtest.storm;
+
+import io.pushd.client.Backoff;
+import io.pushd.client.ClientState;
+import io.pushd.client.PushClientOptions;
+import io.pushd.loadtest.Deadline;
+import io.pushd.loadtest.DurationConverter;
+import io.pushd.loadtest.RunOptions;
+import io.pushd.loadtest.fleet.ClientFleet;
+import io.pushd.loadtest.fleet.ClientRecord;
+import io.pushd.loadtest.fleet.FleetAudit;
+import io.pushd.loadtest.fleet.FleetOptions;
+import io.pushd.loadtest.fleet.FleetSpec;
+import io.pushd.loadtest.publish.PublishStats;
+import io.pushd.loadtest.publish.Publisher;
+import io.pushd.loadtest.report.BarChart;
+import io.pushd.loadtest.report.Report;
+import io.pushd.loadtest.report.ReportWriter;
+import io.pushd.loadtest.report.Table;
+import io.pushd.loadtest.server.RestartMode;
+import io.pushd.loadtest.server.RestartTiming;
+import io.pushd.loadtest.server.ServerControl;
+import io.pushd.loadtest.server.ServerOptions;
+import io.pushd.protocol.CloseCode;
+import io.pushd.protocol.EventId;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code storm}: why the reconnect promise matters. The same clients go through two restarts:
+ * first a crash (SIGKILL) with clients that retry after a small fixed delay and ignore hints (no
+ * jitter: a thundering herd against the server's admission control), then a graceful restart
+ * (SIGTERM: drain with 1012 and a jittered {@code retryMs}) with the client library's default
+ * backoff. For each: handshakes per 100 ms, 1013 closes, and the time until every client is back
+ * and caught up. A demonstration, not a pass/fail gate: exit 1 only when an event was lost,
+ * duplicated or reordered, or a phase did not finish.
+ */
+@Command(name = "storm", mixinStandardHelpOptions = true, showDefaultValues = true, sortOptions = false,
+        defaultValueProvider = StormCommand.Defaults.class,
+        description = {
+                "Restarts the server twice with the same clients connected: (1) SIGKILL with clients reconnecting "
+                        + "after a fixed delay, no jitter, hints ignored; (2) SIGTERM (drain with 1012 + jittered "
+                        + "retryMs) with the default client backoff. Reports per phase the handshakes per 100 ms "
+                        + "(peak as handshakes/s), 1013 closes from admission control, and the time until every "
+                        + "client is back and caught up; charts both phases.",
+                "Exit code: 0 both phases completed and no event was lost, 1 otherwise, 2 usage error."
+        })
+public final class StormCommand implements Callable<Integer> {
+
+    private static final Logger log = LoggerFactory.getLogger(StormCommand.class);
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration PUBLISH_RETRY_TIMEOUT = Duration.ofSeconds(90);
+    private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(100);
+    private static final int MAX_IN_FLIGHT = 20_000;
+    private static final int BIN_MS = 100;
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    FleetOptions fleet;
+
+    @Option(names = "--rate", paramLabel = "PER_SECOND", defaultValue = "100",
+            description = "Events published per second over all topics, throughout.")
+    double rate;
+
+    @Option(names = "--handshake-limit", paramLabel = "PER_SECOND", defaultValue = "500",
+            description = "Server limits.maxHandshakesPerSecond, so admission control (1013) is visible; "
+                    + "0 = the server's default. Ignored when --server-set gives that key.")
+    int handshakeLimit;
+
+    @Option(names = "--storm-delay", paramLabel = "DURATION", defaultValue = "50ms", converter = DurationConverter.class,
+            description = "Phase 1: the fixed delay before every reconnect attempt (no jitter, hints ignored).")
+    Duration stormDelay;
+
+    @Option(names = "--steady", paramLabel = "DURATION", defaultValue = "2s", converter = DurationConverter.class,
+            description = "Steady publishing before each phase.")
+    Duration steady;
+
+    @Option(names = "--phase-timeout", paramLabel = "DURATION", defaultValue = "120s",
+            converter = DurationConverter.class,
+            description = "How long after each restart every client must be back and caught up.")
+    Duration phaseTimeout;
+
+    @Mixin
+    ServerOptions server;
+
+    @Mixin
+    RunOptions run;
+
+    /** 2,000 clients, connected at 400/s so the initial connect stays under the handshake limit. */
+    public static final class Defaults implements CommandLine.IDefaultValueProvider {
+        @Override
+        public String defaultValue(CommandLine.Model.ArgSpec arg) {
+            if (arg instanceof CommandLine.Model.OptionSpec o) {
+                return switch (o.longestName()) {
+                    case "--clients" -> "2000";
+                    case "--connect-rate" -> "400";
+                    default -> null;
+                };
+            }
+            return null;
+        }
+    }
+
+    /** One restart and the client behaviour it is met with. */
+    enum Phase {
+        NO_JITTER("1: SIGKILL, clients retry after a fixed delay (no jitter, hints ignored)", RestartMode.CRASH, true),
+        JITTER("2: SIGTERM drain, clients use the default backoff (jitter, retryMs hints)", RestartMode.GRACEFUL,
+                false);
+
+        final String title;
+        final RestartMode mode;
+        final boolean noJitter;
+
+        Phase(String title, RestartMode mode, boolean noJitter) {
+            this.title = title;
+            this.mode = mode;
+            this.noJitter = noJitter;
+        }
+
+        String key() {
+            return noJitter ? "noJitter" : "jitter";
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        FleetSpec f = fleet.spec();
+        if (!(rate > 0 && rate <= 100_000)) {
+            throw usage("--rate must be > 0 and <= 100000: " + rate);
+        }
+        if (handshakeLimit < 0) {
+            throw usage("--handshake-limit must be >= 0: " + handshakeLimit);
+        }
+        CommandLine.Model.OptionSpec sets = spec.findOption("--server-set");
+        List<String> current = sets.getValue() == null ? List.of() : sets.getValue();
+        if (handshakeLimit > 0 && current.stream().noneMatch(s -> s.startsWith("limits.maxHandshakesPerSecond="))
+                && !spec.commandLine().getParseResult().hasMatchedOption("--url")) {
+            List<String> withLimit = new ArrayList<>(current);
+            withLimit.add("limits.maxHandshakesPerSecond=" + handshakeLimit);
+            sets.setValue(withLimit);
+        }
+        server.validate(true);
+        String commandLine = "push-loadtest "
+                + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+        return new Run(f, commandLine, System.out).run() ? 0 : 1;
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    /** What one phase measured. */
+    record PhaseResult(Phase phase, RestartTiming timing, int clients, int back, double allBackMs, double caughtUpMs,
+                       int handshakes, int peakPer100ms, double peakBinFromMs, long attempts, int closes1013,
+                       Map<Integer, Integer> closeCodes, int[] handshakeBins, int[] bins1013) {
+
+        int peakPerSecond() {
+            return peakPer100ms * (1000 / BIN_MS);
+        }
+    }
+
+    private final class Run {
+
+        private final FleetSpec f;
+        private final PrintStream out;
+        private final Report report;
+        private final String runId = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
+        private final AtomicBoolean noJitter = new AtomicBoolean();
+
+        Run(FleetSpec f, String commandLine, PrintStream out) {
+            this.f = f;
+            this.out = out;
+            this.report = new Report("storm", String.format(Locale.ROOT,
+                    "Reconnect storm: %,d clients, no jitter (SIGKILL) vs jitter + hints (SIGTERM)", f.clients()),
+                    commandLine);
+        }
+
+        boolean run() throws Exception {
+            Deadline deadline = Deadline.in(run.timeout());
+            report.setting("clients", f.clients())
+                    .setting("topics", f.topics())
+                    .setting("ratePerSecond", rate)
+                    .setting("handshakeLimitPerSecond", handshakeLimit)
+                    .setting("serverSets", spec.findOption("--server-set").getValue() == null ? List.of()
+                            : (List<?>) spec.findOption("--server-set").getValue())
+                    .setting("stormDelayMs", stormDelay.toMillis())
+                    .setting("steadyMs", steady.toMillis())
+                    .setting("phaseTimeoutMs", phaseTimeout.toMillis())
+                    .setting("clientThreads", f.clientThreads())
+                    .setting("connectRate", f.connectRate())
+                    .setting("timeoutMs", run.timeout().toMillis())
+                    .setting("runId", runId)
+                    .setting("cores", Runtime.getRuntime().availableProcessors())
+                    .setting("java", System.getProperty("java.version"));
+            try {
+                execute(deadline);
+            } catch (Deadline.Expired e) {
+                report.check("finished within --timeout", false, e.getMessage());
+            } catch (RuntimeException e) {
+                log.error("the run broke", e);
+                report.check("run completed", false, e.toString());
+            } finally {
+                report.finish();
+                ReportWriter.write(report, run.reportDir());
+            }
+            ReportWriter.printSummary(report, out);
+            out.println("  report: " + run.reportDir().toAbsolutePath().normalize().resolve(ReportWriter.HTML_FILE));
+            return report.passed();
+        }
+
+        private void execute(Deadline deadline) throws Exception {
+            List<String> topics = new ArrayList<>();
+            for (int i = 0; i < f.topics(); i++) {
+                topics.add("st-" + runId + "-" + i);
+            }
+            Backoff fixed = (attempt, hint) -> stormDelay;
+            Backoff jittered = Backoff.exponential(PushClientOptions.DEFAULT_BASE_DELAY,
+                    PushClientOptions.DEFAULT_MAX_DELAY, PushClientOptions.DEFAULT_MAX_HINT, null);
+            Backoff switching = (attempt, hint) -> noJitter.get() ? fixed.nextDelay(attempt, hint)
+                    : jittered.nextDelay(attempt, hint);
+            try (ServerControl srv = server.open(run.reportDir(), deadline, true)) {
+                report.setting("server", srv.describe());
+                out.println("server: " + srv.describe());
+                long c0 = System.nanoTime();
+                try (ClientFleet clients = ClientFleet.start(f, srv.host(), srv.port(), topics, deadline,
+                        b -> b.backoff(switching));
+                     Publisher publisher = new Publisher(srv.httpBase(), topics, rate, "st-" + runId,
+                             PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
+                    report.setting("clientTransport", clients.transport());
+                    List<ClientRecord> notConnected = clients.await(ClientRecord::subscribed, CONNECT_TIMEOUT, deadline);
+                    deadline.check("connecting the clients");
+                    report.check("all clients connected", notConnected.isEmpty(), String.format(Locale.ROOT,
+                            "%d/%d within %.1f s", f.clients() - notConnected.size(), f.clients(),
+                            (System.nanoTime() - c0) / 1e9));
+                    out.printf(Locale.ROOT, "connected %d/%d clients on %d topics in %.1f s%n",
+                            f.clients() - notConnected.size(), f.clients(), f.topics(), (System.nanoTime() - c0) / 1e9);
+                    if (!notConnected.isEmpty()) {
+                        return;
+                    }
+                    publisher.start();
+                    List<PhaseResult> results = new ArrayList<>();
+                    for (Phase phase : Phase.values()) {
+                        noJitter.set(phase.noJitter);
+                        sleep(steady, deadline);
+                        PhaseResult r = phase(phase, srv, clients, publisher, topics, deadline);
+                        results.add(r);
+                        if (r.back() < r.clients() || r.caughtUpMs() < 0) {
+                            break;
+                        }
+                    }
+                    noJitter.set(false);
+                    publisher.stop();
+                    boolean settled = publisher.awaitSettled(SETTLE_TIMEOUT, deadline);
+                    deadline.check("waiting for the last publishes");
+                    Map<String, EventId> heads = heads(publisher, topics, deadline);
+                    List<ClientRecord> behind = clients.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())),
+                            phaseTimeout, deadline);
+                    deadline.check("waiting for the clients to catch up");
+                    report.check("every client caught up at the end", behind.isEmpty(),
+                            behind.isEmpty() ? "all " + f.clients() + " at their topic's head"
+                                    : behind.size() + " behind, e.g. client " + behind.get(0).index());
+                    PublishStats ps = publisher.stats();
+                    report.check("every publish acknowledged", settled && ps.gaveUp() == 0 && ps.rejected() == 0,
+                            String.format(Locale.ROOT, "%,d issued, %,d acknowledged (%,d answered 200 on a retry), "
+                                            + "%,d retries, %,d gave up, %,d rejected", ps.issued(), ps.acknowledged(),
+                                    ps.deduplicated(), ps.retries(), ps.gaveUp(), ps.rejected()));
+                    FleetAudit.verify(clients.records(), heads, report);
+                    reportPhases(results);
+                    publisher.problems().forEach(p -> report.note("publisher: " + p));
+                    report.note("Phase 1 clients ignore the server's retryMs and retry every "
+                            + stormDelay.toMillis() + " ms in lock-step, so the restarted server is hit by the whole "
+                            + "crowd at once and admission control answers most handshakes with 1013; phase 2 is "
+                            + "what the protocol asks of clients.");
+                }
+            }
+        }
+
+        private PhaseResult phase(Phase phase, ServerControl srv, ClientFleet clients, Publisher publisher,
+                                  List<String> topics, Deadline deadline) throws InterruptedException {
+            out.printf(Locale.ROOT, "phase %s; %d events published so far%n", phase.title, publisher.issued());
+            long attempts0 = attempts(clients);
+            publisher.disturbed(true);
+            RestartTiming timing = srv.restart(phase.mode, deadline);
+            long trigger = timing.triggeredNanos();
+            List<ClientRecord> notBack = clients.await(c -> back(c, trigger), phaseTimeout, deadline);
+            deadline.check("waiting for the clients to come back");
+            double caughtUpMs = -1;
+            if (notBack.isEmpty()) {
+                // Everything published before and during the outage, acknowledged by now.
+                Map<String, EventId> heads = heads(publisher, topics, deadline);
+                List<ClientRecord> behind = clients.await(
+                        c -> back(c, trigger) && FleetAudit.caughtUp(c, heads.get(c.topic())), phaseTimeout, deadline);
+                deadline.check("waiting for the clients to catch up");
+                if (behind.isEmpty()) {
+                    caughtUpMs = (System.nanoTime() - trigger) / 1e6;
+                }
+            }
+            publisher.disturbed(false);
+            long end = System.nanoTime();
+            long attempts = attempts(clients) - attempts0;
+
+            int nBins = (int) Math.max(1, (end - trigger) / 1_000_000 / BIN_MS + 1);
+            int[] bins = new int[nBins];
+            int[] bins1013 = new int[nBins];
+            int handshakes = 0;
+            int back = 0;
+            long lastBack = trigger;
+            Map<Integer, Integer> codes = new TreeMap<>();
+            for (ClientRecord c : clients.records()) {
+                for (long t : c.connectNanos()) {
+                    if (t - trigger >= 0 && t - end < 0) {
+                        bins[(int) ((t - trigger) / 1_000_000 / BIN_MS)]++;
+                        handshakes++;
+                    }
+                }
+                for (int code : c.closeCodesBetween(trigger, end)) {
+                    codes.merge(code, 1, Integer::sum);
+                }
+                if (back(c, trigger)) {
+                    back++;
+                    long t = c.client().lastConnectedNanos();
+                    lastBack = Math.max(lastBack, t);
+                }
+            }
+            // 1013 closes per bin: from the disconnect timestamps of each client
+            for (ClientRecord c : clients.records()) {
+                for (int b = 0; b < nBins; b++) {
+                    long from = trigger + (long) b * BIN_MS * 1_000_000;
+                    for (int code : c.closeCodesBetween(from, from + BIN_MS * 1_000_000L)) {
+                        if (code == CloseCode.TRY_AGAIN_LATER.code()) {
+                            bins1013[b]++;
+                        }
+                    }
+                }
+            }
+            int peak = 0;
+            int peakBin = 0;
+            for (int b = 0; b < nBins; b++) {
+                if (bins[b] > peak) {
+                    peak = bins[b];
+                    peakBin = b;
+                }
+            }
+            PhaseResult r = new PhaseResult(phase, timing, clients.size(), back, (lastBack - trigger) / 1e6, caughtUpMs,
+                    handshakes, peak, peakBin * (double) BIN_MS, attempts,
+                    codes.getOrDefault(CloseCode.TRY_AGAIN_LATER.code(), 0), codes, bins, bins1013);
+            out.printf(Locale.ROOT, "  server ready after %.2f s; %d/%d back after %.2f s, caught up after %s; "
+                            + "%d handshakes (peak %d/s), %d connect attempts, %d closes 1013; close codes %s%n",
+                    timing.readyAfterMs() / 1000, back, clients.size(), r.allBackMs() / 1000,
+                    caughtUpMs < 0 ? "-" : String.format(Locale.ROOT, "%.2f s", caughtUpMs / 1000), handshakes,
+                    r.peakPerSecond(), attempts, r.closes1013(), codes);
+            return r;
+        }
+
+        private void reportPhases(List<PhaseResult> results) {
+            var phasesJson = report.data().putObject("phases");
+            List<List<Object>> rows = new ArrayList<>();
+            for (PhaseResult r : results) {
+                RestartTiming t = r.timing();
+                boolean complete = r.back() == r.clients() && r.caughtUpMs() >= 0;
+                report.check("phase " + r.phase().title + ": every client back and caught up", complete,
+                        String.format(Locale.ROOT, "%d/%d back, all back %.2f s and caught up %s after the %s",
+                                r.back(), r.clients(), r.allBackMs() / 1000, r.caughtUpMs() < 0 ? "never"
+                                        : String.format(Locale.ROOT, "%.2f s", r.caughtUpMs() / 1000),
+                                t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM"));
+                phasesJson.putObject(r.phase().key())
+                        .put("restart", t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM")
+                        .put("clientBackoff", r.phase().noJitter ? "fixed " + stormDelay.toMillis()
+                                + " ms, no jitter, hints ignored" : "default (full jitter, retryMs honoured)")
+                        .put("completed", complete)
+                        .put("clients", r.clients())
+                        .put("back", r.back())
+                        .put("stoppedAfterMs", t.stoppedAfterMs())
+                        .put("readyAfterMs", t.readyAfterMs())
+                        .put("allBackMs", r.allBackMs())
+                        .put("caughtUpMs", r.caughtUpMs())
+                        .put("handshakes", r.handshakes())
+                        .put("peakHandshakesPer100ms", r.peakPer100ms())
+                        .put("peakHandshakesPerSecond", r.peakPerSecond())
+                        .put("peakBinFromMs", r.peakBinFromMs())
+                        .put("connectAttempts", r.attempts())
+                        .put("closes1013", r.closes1013())
+                        .put("closeCodes", r.closeCodes().toString());
+                rows.add(List.of(r.phase().noJitter ? "1 no jitter" : "2 jitter + hints",
+                        t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM", round2(t.readyAfterMs() / 1000),
+                        r.back() + "/" + r.clients(), round2(r.allBackMs() / 1000),
+                        r.caughtUpMs() < 0 ? "-" : round2(r.caughtUpMs() / 1000), r.handshakes(), r.peakPerSecond(),
+                        r.attempts(), r.closes1013(), r.closeCodes().toString()));
+                List<BarChart.Marker> markers = new ArrayList<>();
+                if (t.stoppedNanos() != -1) {
+                    markers.add(new BarChart.Marker("old server gone", t.stoppedAfterMs()));
+                }
+                markers.add(new BarChart.Marker("new server ready", t.readyAfterMs()));
+                markers.add(new BarChart.Marker("all back", r.allBackMs()));
+                if (r.caughtUpMs() >= 0) {
+                    markers.add(new BarChart.Marker("all caught up", r.caughtUpMs()));
+                }
+                report.chart(new BarChart("Phase " + r.phase().title + ": WebSocket handshakes per 100 ms",
+                        "handshakes", BIN_MS, r.handshakeBins(), markers));
+                report.chart(new BarChart("Phase " + (r.phase().noJitter ? "1" : "2")
+                        + ": 1013 closes (admission control) per 100 ms", "1013 closes", BIN_MS, r.bins1013(), markers));
+            }
+            report.table(new Table("Phases (times in seconds after the signal)", List.of("phase", "restart",
+                    "server ready", "back", "all back", "all caught up", "handshakes", "peak handshakes/s (100 ms bins)",
+                    "connect attempts", "1013 closes", "close codes"), rows));
+        }
+
+        private boolean back(ClientRecord c, long trigger) {
+            var pc = c.client();
+            if (pc.state() != ClientState.CONNECTED) {
+                return false;
+            }
+            long t = pc.lastConnectedNanos();
+            return t - trigger >= 0 && c.closeCodesBetween(t, System.nanoTime() + 1).isEmpty();
+        }
+    }
+
+    private static long attempts(ClientFleet clients) {
+        long n = 0;
+        for (ClientRecord c : clients.records()) {
+            n += c.client().connectAttempts();
+        }
+        return n;
+    }
+
+    /** Each topic's head; retried, since a server in the middle of a storm may answer slowly. */
+    private static Map<String, EventId> heads(Publisher publisher, List<String> topics, Deadline deadline)
+            throws InterruptedException {
+        Map<String, EventId> heads = new LinkedHashMap<>();
+        for (String t : topics) {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    heads.put(t, publisher.head(t));
+                    break;
+                } catch (IllegalStateException e) {
+                    deadline.check("reading the topic heads");
+                    if (attempt >= 20) {
+                        throw e;
+                    }
+                    log.info("retrying GET /v1/topics/{}: {}", t, e.getMessage());
+                    Thread.sleep(250);
+                }
+            }
+        }
+        return heads;
+    }
+
+    private static void sleep(Duration d, Deadline deadline) throws InterruptedException {
+        Thread.sleep(deadline.cap(d).toMillis());
+        deadline.check("running");
+    }
+
+    private static double round2(double v) {
+        return Math.round(v * 100) / 100.0;
+    }
+}

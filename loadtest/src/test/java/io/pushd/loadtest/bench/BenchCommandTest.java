@@ -1,0 +1,43 @@
+package io.pushd.loadtest.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.pushd.loadtest.LoadTestMain;
+import io.pushd.loadtest.report.ReportWriter;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** bench for 2 s with a fill of 5,000 events: all three figures measured and checked. */
+class BenchCommandTest {
+
+    @TempDir
+    Path reportDir;
+
+    @Test
+    @Timeout(90)
+    void publishReplayAndStartupFiguresAreMeasured() throws Exception {
+        String serverJar = System.getProperty("push.server.jar", "../server/target/push-server.jar");
+        int exit = LoadTestMain.execute("bench", "--server-jar", serverJar, "--publishers", "4", "--duration", "2s",
+                "--warmup", "500ms", "--topics", "3", "--fill", "5000", "--fill-topics", "100",
+                "--fill-publishers", "8", "--server-set", "drain.lbGrace=100ms", "--timeout", "80s",
+                "--report-dir", reportDir.toString());
+
+        JsonNode report = new ObjectMapper().readTree(reportDir.resolve(ReportWriter.JSON_FILE).toFile());
+        assertThat(exit).as(report.toPrettyString()).isZero();
+        JsonNode publish = report.get("publish");
+        assertThat(publish.get("acknowledgedPerSecond").asDouble()).isPositive();
+        assertThat(publish.get("ackLatencyP99Ms").asDouble()).isGreaterThanOrEqualTo(publish.get("ackLatencyP50Ms").asDouble());
+        JsonNode replay = report.get("replay");
+        assertThat(replay.get("complete").asBoolean()).isTrue();
+        assertThat(replay.get("received").asLong()).isEqualTo(replay.get("keptEvents").asLong()).isPositive();
+        JsonNode startup = report.get("startup");
+        assertThat(startup.get("recoveredEvents").asLong()).isGreaterThanOrEqualTo(5000);
+        assertThat(startup.get("recoveredInMs").asLong()).isNotNegative();
+        assertThat(startup.get("processStartToReadyMs").asDouble()).isPositive();
+        assertThat(report.get("fill").get("events").asLong()).isPositive();
+    }
+}
