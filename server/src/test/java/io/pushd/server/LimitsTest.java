@@ -50,7 +50,7 @@ class LimitsTest {
                                               Duration handshakeTimeout, Duration slowConsumer, int inboundPerSecond) {
         ServerConfig.Limits l = c.limits();
         return new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
-                maxConnections, maxPerIp, handshakesPerSecond, handshakeTimeout, slowConsumer, inboundPerSecond);
+                maxConnections, maxPerIp, handshakesPerSecond, handshakeTimeout, slowConsumer, inboundPerSecond, false);
     }
 
     private static ServerConfig.Limits defaults(ServerConfig c) {

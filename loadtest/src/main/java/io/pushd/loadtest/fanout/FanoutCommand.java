@@ -229,7 +229,7 @@ public final class FanoutCommand implements Callable<Integer> {
 
                     Map<String, EventId> heads = new LinkedHashMap<>();
                     for (String t : topics) {
-                        heads.put(t, publisher.head(t));
+                        heads.put(t, head(publisher, t, deadline));
                     }
                     long k0 = System.nanoTime();
                     List<ClientRecord> behind = clients.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())),
@@ -318,6 +318,22 @@ public final class FanoutCommand implements Callable<Integer> {
      */
     static Histogram coCorrected(Histogram raw, long expectedIntervalMicros) {
         return raw.copyCorrectedForCoordinatedOmission(expectedIntervalMicros);
+    }
+
+    /** The topic's head; retried, since a saturated server may answer a GET slowly. */
+    private static EventId head(Publisher publisher, String topic, Deadline deadline) throws InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return publisher.head(topic);
+            } catch (IllegalStateException e) {
+                deadline.check("reading the topic heads");
+                if (attempt >= 30) {
+                    throw e;
+                }
+                log.info("retrying GET /v1/topics/{}: {}", topic, e.getMessage());
+                Thread.sleep(500);
+            }
+        }
     }
 
     private static long deliveries(ClientFleet clients) {

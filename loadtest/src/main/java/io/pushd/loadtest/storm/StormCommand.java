@@ -300,7 +300,26 @@ public final class StormCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "phase %s; %d events published so far%n", phase.title, publisher.issued());
             long attempts0 = attempts(clients);
             publisher.disturbed(true);
-            RestartTiming timing = srv.restart(phase.mode, deadline);
+            // Completed WebSocket handshakes (admitted or answered with 1013), sampled every 100 ms
+            // from the clients' own counters.
+            List<Long> handshakeSamples = java.util.Collections.synchronizedList(new ArrayList<>());
+            java.util.concurrent.ScheduledExecutorService sampler =
+                    java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                        Thread th = new Thread(r, "storm-handshake-sampler");
+                        th.setDaemon(true);
+                        return th;
+                    });
+            long handshakes0 = handshakes(clients);
+            long sampleStart = System.nanoTime();
+            sampler.scheduleAtFixedRate(() -> handshakeSamples.add(handshakes(clients)), BIN_MS, BIN_MS,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            RestartTiming timing;
+            try {
+                timing = srv.restart(phase.mode, deadline);
+            } catch (RuntimeException | InterruptedException e) {
+                sampler.shutdownNow();
+                throw e;
+            }
             long trigger = timing.triggeredNanos();
             List<ClientRecord> notBack = clients.await(c -> back(c, trigger), phaseTimeout, deadline);
             deadline.check("waiting for the clients to come back");
@@ -316,6 +335,7 @@ public final class StormCommand implements Callable<Integer> {
                 }
             }
             publisher.disturbed(false);
+            sampler.shutdownNow();
             long end = System.nanoTime();
             long attempts = attempts(clients) - attempts0;
 
@@ -326,13 +346,20 @@ public final class StormCommand implements Callable<Integer> {
             int back = 0;
             long lastBack = trigger;
             Map<Integer, Integer> codes = new TreeMap<>();
+            // Sample k covers (sampleStart + k*100ms, sampleStart + (k+1)*100ms]; the trigger is ~sampleStart.
+            List<Long> samples;
+            synchronized (handshakeSamples) {
+                samples = new ArrayList<>(handshakeSamples);
+            }
+            long prev = handshakes0;
+            for (int k = 0; k < samples.size(); k++) {
+                long d = samples.get(k) - prev;
+                prev = samples.get(k);
+                int b = (int) Math.min(nBins - 1, Math.max(0, ((sampleStart - trigger) / 1_000_000 + k * BIN_MS) / BIN_MS));
+                bins[b] += (int) d;
+                handshakes += (int) d;
+            }
             for (ClientRecord c : clients.records()) {
-                for (long t : c.connectNanos()) {
-                    if (t - trigger >= 0 && t - end < 0) {
-                        bins[(int) ((t - trigger) / 1_000_000 / BIN_MS)]++;
-                        handshakes++;
-                    }
-                }
                 for (int code : c.closeCodesBetween(trigger, end)) {
                     codes.merge(code, 1, Integer::sum);
                 }
@@ -433,6 +460,16 @@ public final class StormCommand implements Callable<Integer> {
             long t = pc.lastConnectedNanos();
             return t - trigger >= 0 && c.closeCodesBetween(t, System.nanoTime() + 1).isEmpty();
         }
+    }
+
+    private static long handshakes(ClientFleet clients) {
+        long n = 0;
+        for (ClientRecord c : clients.records()) {
+            if (c.client() != null) {
+                n += c.client().connects();
+            }
+        }
+        return n;
     }
 
     private static long attempts(ClientFleet clients) {

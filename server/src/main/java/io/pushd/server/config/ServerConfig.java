@@ -118,7 +118,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     /** Bounds on what one client may send or hold. */
     public record Limits(int maxPublishBytes, int maxFrameBytes, int maxTopicsPerConnection, int maxConnections,
                          int maxConnectionsPerIp, int maxHandshakesPerSecond, Duration handshakeTimeout,
-                         Duration slowConsumerTimeout, int maxInboundMessagesPerSecond) {
+                         Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate) {
         public static final int DEFAULT_MAX_PUBLISH_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_TOPICS_PER_CONNECTION = 100;
@@ -150,12 +150,21 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         public static Limits defaults() {
             return new Limits(DEFAULT_MAX_PUBLISH_BYTES, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TOPICS_PER_CONNECTION,
                     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MAX_HANDSHAKES_PER_SECOND,
-                    DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND);
+                    DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND,
+                    false);
         }
 
         public Limits withMaxConnections(int n) {
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, n, maxConnectionsPerIp,
-                    maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond);
+                    maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond,
+                    permessageDeflate);
+        }
+
+        /** Compression costs a deflate per subscriber (frames are no longer shared), so it is opt-in. */
+        public Limits withPermessageDeflate(boolean on) {
+            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
+                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
+                    maxInboundMessagesPerSecond, on);
         }
     }
 

@@ -10,6 +10,7 @@ package io.pushd.server.pipeline;
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
  *   http-request-timeout  RequestTimeoutHandler       slowloris guard while the connection is HTTP
  *   http-api              HttpApiHandler              REST API, health, upgrade validation
+ *   ws-compression        WebSocketServerCompressionHandler  permessage-deflate, only when enabled
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
  *   ws-protocol           WebSocketServerProtocolHandler  handshake, ping/pong, close, frame limits
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
@@ -26,6 +27,7 @@ public final class HandlerNames {
     public static final String HTTP_AGGREGATOR = "http-aggregator";
     public static final String HTTP_REQUEST_TIMEOUT = "http-request-timeout";
     public static final String HTTP_API = "http-api";
+    public static final String WS_COMPRESSION = "ws-compression";
     public static final String WS_HEARTBEAT = "ws-heartbeat";
     public static final String WS_PROTOCOL = "ws-protocol";
     public static final String WS_AGGREGATOR = "ws-aggregator";

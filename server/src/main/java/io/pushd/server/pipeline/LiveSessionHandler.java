@@ -3,6 +3,7 @@ package io.pushd.server.pipeline;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.compression.DecompressionException;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
@@ -203,7 +204,12 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         String id = ctx.channel().id().asShortText();
-        if (cause instanceof TooLongFrameException) {
+        if (cause instanceof DecompressionException) {
+            // permessage-deflate: the inflated message passed maxFrameBytes, or the data was corrupt
+            boolean tooBig = String.valueOf(cause.getMessage()).contains("maximum size");
+            WebSocketClose.close(ctx.channel(), tooBig ? CloseCode.MESSAGE_TOO_BIG : CloseCode.INVALID_PAYLOAD,
+                    tooBig ? "message too big" : "invalid compressed data", server.metrics());
+        } else if (cause instanceof TooLongFrameException) {
             WebSocketClose.close(ctx.channel(), CloseCode.MESSAGE_TOO_BIG, "message too big", server.metrics());
         } else if (cause instanceof CorruptedWebSocketFrameException || cause instanceof CorruptedFrameException) {
             log.debug("[{}] protocol error: {}", id, cause.getMessage());

@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.handler.codec.http.websocketx.extensions.compression.WebSocketServerCompressionHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.pushd.server.config.ServerConfig;
 
@@ -35,7 +36,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
                 .sendCloseFrame(WebSocketCloseStatus.NORMAL_CLOSURE)
                 .decoderConfig(WebSocketDecoderConfig.newBuilder()
                         .maxFramePayloadLength(limits.maxFrameBytes())
-                        .allowExtensions(false)
+                        .allowExtensions(limits.permessageDeflate())
                         .closeOnProtocolViolation(true)
                         .build())
                 .build();
@@ -51,6 +52,10 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
         p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits.handshakeTimeout()));
         p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server));
+        if (limits.permessageDeflate()) {
+            // maxAllocation bounds what one compressed message may inflate to (no zip bombs)
+            p.addLast(HandlerNames.WS_COMPRESSION, new WebSocketServerCompressionHandler(limits.maxFrameBytes()));
+        }
         p.addLast(HandlerNames.WS_HEARTBEAT, new HeartbeatHandler(server.config().heartbeat().interval(),
                 server.config().heartbeat().timeout()));
         p.addLast(HandlerNames.WS_PROTOCOL, new WebSocketServerProtocolHandler(wsConfig));

@@ -1,0 +1,142 @@
+package io.pushd.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.testing.RawHttp;
+import io.pushd.server.testing.TestServers;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.zip.Deflater;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** permessage-deflate: off by default; when on, negotiated, and bounded against zip bombs. */
+class CompressionTest {
+
+    private static final String OFFER = "Sec-WebSocket-Extensions: permessage-deflate\r\n";
+
+    @TempDir
+    Path dataDir;
+    PushServer server;
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    private void start(boolean deflate) throws Exception {
+        ServerConfig c = TestServers.config(dataDir);
+        server = TestServers.start(c.withLimits(c.limits().withPermessageDeflate(deflate)));
+    }
+
+    /** Upgrades and returns the socket positioned after the 101 response head (returned in head[0]). */
+    private Socket upgrade(String[] head) throws IOException {
+        Socket s = new Socket("127.0.0.1", server.port());
+        s.setSoTimeout(10_000);
+        s.getOutputStream().write(RawHttp.upgrade("topic=t", OFFER).getBytes(StandardCharsets.ISO_8859_1));
+        StringBuilder h = new StringBuilder();
+        while (!h.toString().endsWith("\r\n\r\n")) {
+            h.append((char) s.getInputStream().read());
+        }
+        head[0] = h.toString().toLowerCase();
+        return s;
+    }
+
+    @Test
+    void compressionIsNotNegotiatedByDefault() throws Exception {
+        start(false);
+        String[] head = new String[1];
+        try (Socket s = upgrade(head)) {
+            assertThat(head[0]).startsWith("http/1.1 101").doesNotContain("sec-websocket-extensions");
+            int first = s.getInputStream().read(); // the subscribed frame
+            assertThat(first & 0x40).as("RSV1 (compressed)").isZero();
+        }
+    }
+
+    @Test
+    void whenEnabledFramesAreCompressed() throws Exception {
+        start(true);
+        String[] head = new String[1];
+        try (Socket s = upgrade(head)) {
+            assertThat(head[0]).startsWith("http/1.1 101").contains("sec-websocket-extensions: permessage-deflate");
+            int first = s.getInputStream().read();
+            assertThat(first & 0x40).as("RSV1 (compressed)").isEqualTo(0x40);
+        }
+    }
+
+    @Test
+    void aCompressedMessageThatInflatesBeyondTheFrameLimitIsRefused() throws Exception {
+        start(true);
+        String[] head = new String[1];
+        try (Socket s = upgrade(head)) {
+            byte[] bomb = new byte[1024 * 1024];
+            Arrays.fill(bomb, (byte) ' ');
+            Deflater deflater = new Deflater(Deflater.BEST_COMPRESSION, true);
+            deflater.setInput(bomb);
+            ByteArrayOutputStream compressed = new ByteArrayOutputStream();
+            byte[] buf = new byte[8192];
+            int n;
+            while ((n = deflater.deflate(buf, 0, buf.length, Deflater.SYNC_FLUSH)) > 0) {
+                compressed.write(buf, 0, n);
+            }
+            byte[] payload = Arrays.copyOf(compressed.toByteArray(), compressed.size() - 4); // RFC 7692 7.2.1
+            assertThat(payload.length).isLessThan(65_536);
+            s.getOutputStream().write(maskedFrame(0xC1, payload)); // FIN + RSV1 + text
+            assertThat(closeCodeOrEof(s)).as("close code").isEqualTo(1009);
+            assertThat(server.store().range("t").head()).isZero();
+        }
+    }
+
+    private static byte[] maskedFrame(int firstByte, byte[] payload) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(firstByte);
+        if (payload.length < 126) {
+            out.write(0x80 | payload.length);
+        } else {
+            out.write(0x80 | 126);
+            out.write(payload.length >> 8);
+            out.write(payload.length & 0xFF);
+        }
+        byte[] mask = {1, 2, 3, 4};
+        out.writeBytes(mask);
+        for (int i = 0; i < payload.length; i++) {
+            out.write(payload[i] ^ mask[i % 4]);
+        }
+        return out.toByteArray();
+    }
+
+    /** Reads server frames until a close frame (its code) or the end of the stream (-1). */
+    private static int closeCodeOrEof(Socket s) throws IOException {
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        try {
+            while (true) {
+                int b0 = in.read();
+                if (b0 < 0) {
+                    return -1;
+                }
+                int len = in.read() & 0x7F;
+                if (len == 126) {
+                    len = in.readUnsignedShort();
+                } else if (len == 127) {
+                    len = (int) in.readLong();
+                }
+                byte[] body = in.readNBytes(len);
+                if ((b0 & 0x0F) == 0x8) {
+                    if ((b0 & 0x40) != 0 || body.length < 2) {
+                        return -1;
+                    }
+                    return ((body[0] & 0xFF) << 8) | (body[1] & 0xFF);
+                }
+            }
+        } catch (java.net.SocketException reset) {
+            return -1;
+        }
+    }
+}
