@@ -1,4 +1,4 @@
-package io.pushd.loadtest.testing;
+package io.pushd.testsupport;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Fails a test class when Netty's (paranoid) leak detector reported a leaked buffer while it ran.
- * Registered for every test class through JUnit's extension auto-detection.
+ * Registered for every test class of every module through JUnit's extension auto-detection
+ * (this jar's META-INF/services; auto-detection is switched on in the parent POM).
  */
 public final class LeakDetectionExtension implements BeforeAllCallback, AfterAllCallback {
 
