@@ -90,12 +90,19 @@ public final class AdmissionControl {
             connections.decrementAndGet();
             return refuse(Limit.CONNECTIONS, "server at its connection limit", (double) total / maxConnections);
         }
-        AtomicInteger mine = perIp.computeIfAbsent(clientIp, k -> new AtomicInteger());
-        int n = mine.incrementAndGet();
-        if (n > maxPerIp) {
-            mine.decrementAndGet();
+        // Counted inside compute so a concurrent release cannot drop the entry between get and increment.
+        int[] n = new int[1];
+        perIp.compute(clientIp, (k, v) -> {
+            AtomicInteger c = v == null ? new AtomicInteger() : v;
+            n[0] = c.incrementAndGet();
+            if (n[0] > maxPerIp) {
+                c.decrementAndGet();
+            }
+            return c.get() == 0 ? null : c;
+        });
+        if (n[0] > maxPerIp) {
             connections.decrementAndGet();
-            return refuse(Limit.PER_IP, "too many connections from one address", (double) n / maxPerIp);
+            return refuse(Limit.PER_IP, "too many connections from one address", (double) n[0] / maxPerIp);
         }
         return Decision.ADMITTED;
     }

@@ -23,6 +23,7 @@ import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.Publisher;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
@@ -48,6 +49,12 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private static final String RETRY_AFTER_SECONDS = "1";
 
     private final ServerContext server;
+    /**
+     * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, so
+     * requests pipelined behind it wait here (and reading pauses) until it is answered.
+     */
+    private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
+    private boolean publishInFlight;
 
     HttpApiHandler(ServerContext server) {
         super(false); // the upgrade request is passed on, so release explicitly
@@ -56,6 +63,11 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (publishInFlight) {
+            queued.add(req);
+            ctx.channel().config().setAutoRead(false);
+            return;
+        }
         boolean passedOn = false;
         try {
             if (req.decoderResult().isFailure()) {
@@ -130,8 +142,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     private void publish(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
         String contentType = req.headers().get(HttpHeaderNames.CONTENT_TYPE);
-        if (contentType == null || !HttpUtil.getMimeType(contentType).toString().trim()
-                .equalsIgnoreCase("application/json")) {
+        CharSequence mime = contentType == null ? null : HttpUtil.getMimeType(contentType);
+        if (mime == null || !mime.toString().trim().equalsIgnoreCase("application/json")) {
             reply(ctx, req, HttpResponses.error(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
                     ErrorCodes.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
             return;
@@ -156,6 +168,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             return;
         }
         boolean keepAlive = HttpUtil.isKeepAlive(req);
+        publishInFlight = true;
         server.publisher().publish(topic, data, key).whenComplete((result, failure) -> {
             FullHttpResponse res;
             if (failure != null) {
@@ -167,8 +180,40 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                         published(topic, result));
             }
             HttpUtil.setKeepAlive(res, keepAlive);
-            ctx.writeAndFlush(res);
+            ctx.executor().execute(() -> {
+                ctx.writeAndFlush(res);
+                publishInFlight = false;
+                drainQueued(ctx);
+            });
         });
+    }
+
+    private void drainQueued(ChannelHandlerContext ctx) {
+        FullHttpRequest next;
+        while (!publishInFlight && ctx.channel().isActive() && (next = queued.poll()) != null) {
+            channelRead0(ctx, next);
+        }
+        if (queued.isEmpty() && ctx.channel().isActive()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        releaseQueued();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        releaseQueued();
+        super.channelInactive(ctx);
+    }
+
+    private void releaseQueued() {
+        FullHttpRequest r;
+        while ((r = queued.poll()) != null) {
+            r.release();
+        }
     }
 
     private Object published(String topic, Publisher.Result result) {

@@ -61,6 +61,13 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
         String id = ctx.channel().id().asShortText();
         List<ClientMessage.Subscribe> initial = ctx.channel().attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).getAndSet(null);
         String ip = ctx.channel().attr(HttpApiHandler.CLIENT_IP).get();
+        if (!server.lifecycle().isAcceptingWork()) {
+            // Upgraded just as the drain began: it missed the drain's snapshot, so close it the same way.
+            long retryMs = ThreadLocalRandom.current().nextLong(server.config().drain().minWindow().toMillis() + 1);
+            WebSocketClose.close(ctx.channel(), CloseCode.SERVICE_RESTART, CloseCode.retryReason(retryMs),
+                    server.metrics());
+            return;
+        }
         // Over a limit the upgrade still completes, so a browser sees the close code and the hint.
         AdmissionControl.Decision decision = server.admission().admit(ip);
         if (!decision.admitted()) {

@@ -99,6 +99,14 @@ public final class TopicSubscription implements TopicHub.Subscriber {
 
     @Override
     public void onLive(long seq, ByteBuf eventFrame) {
+        try {
+            handleLive(seq, eventFrame);
+        } catch (RuntimeException e) {
+            fail(e);
+        }
+    }
+
+    private void handleLive(long seq, ByteBuf eventFrame) {
         if (mode == Mode.LIVE && seq == lastSeq + 1 && channel.isWritable()) {
             lastSeq = seq;
             metrics.delivered(eventFrame.readableBytes(), false);
@@ -141,6 +149,23 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         if (mode != Mode.CATCHING_UP || !channel.isActive()) {
             return;
         }
+        try {
+            catchUp();
+        } catch (RuntimeException e) {
+            fail(e);
+        }
+    }
+
+    /**
+     * A subscription that cannot go on must not go quiet: stop it and let the connection close
+     * (1011), so the client reconnects and resumes from its last ID.
+     */
+    private void fail(RuntimeException e) {
+        close();
+        channel.pipeline().fireExceptionCaught(e);
+    }
+
+    private void catchUp() {
         TopicRange range = store.range(topic);
         if (isLost(lastSeq, range)) {
             sendReset(ResetReason.EXPIRED, range.head()); // retention overtook a slow reader

@@ -13,6 +13,13 @@ final class IdempotencyIndex {
     private record Entry(String mapKey, long timestampMillis) {
     }
 
+    /**
+     * Keys remembered at most (~100 bytes each). Beyond this the oldest are forgotten before the
+     * window ends: a bound on heap and start-up time rather than a promise broken silently, since
+     * a retry after that is stored again (documented with the dedupe window).
+     */
+    static final int MAX_KEYS = 1_000_000;
+
     private final long windowMillis;
     private final Map<String, Long> seqByKey = new HashMap<>();
     private final ArrayDeque<Entry> byAge = new ArrayDeque<>();
@@ -28,6 +35,9 @@ final class IdempotencyIndex {
         String mapKey = topic + '\u0000' + key;
         seqByKey.put(mapKey, seq);
         byAge.addLast(new Entry(mapKey, timestampMillis));
+        while (byAge.size() > MAX_KEYS) {
+            seqByKey.remove(byAge.removeFirst().mapKey());
+        }
     }
 
     synchronized long find(String topic, String key, long nowMillis) {

@@ -11,6 +11,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Live fan-out. Each event is encoded to its frame payload once, in a direct buffer that every
@@ -18,6 +20,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * grouped by event loop, so an event costs one task per event loop, not one per subscriber.
  */
 public final class TopicHub {
+
+    private static final Logger log = LoggerFactory.getLogger(TopicHub.class);
 
     /** A live reader of one topic, confined to one event loop. */
     public interface Subscriber {
@@ -84,7 +88,14 @@ public final class TopicHub {
                     e.getKey().execute(() -> {
                         try {
                             for (Subscriber s : set) {
-                                s.onLive(seq, forLoop.retainedDuplicate());
+                                try {
+                                    s.onLive(seq, forLoop.retainedDuplicate());
+                                } catch (RuntimeException ex) {
+                                    // One broken subscriber must not cost the others the event. Its frame
+                                    // is not released here: it may have been already, and a double
+                                    // release would corrupt the buffer everyone shares.
+                                    log.warn("subscriber of {} failed on event {}", topic, seq, ex);
+                                }
                             }
                         } finally {
                             forLoop.release();
