@@ -13,6 +13,7 @@ import java.net.http.HttpRequest;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -75,6 +76,52 @@ class BadInputTest {
                 .POST(HttpRequest.BodyPublishers.ofString("{}")).build()), 415, "unsupported_media_type");
         assertError(Http.send(post(port, "/v1/topics/t/events")
                 .POST(HttpRequest.BodyPublishers.ofString("{}")).build()), 415, "unsupported_media_type");
+    }
+
+    @Test
+    void publishWithAnEmptyContentTypeIs415() throws Exception {
+        RawHttp.Response r = RawHttp.exchange(port, "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: \r\nContent-Length: 2\r\n\r\n{}");
+        assertThat(r.status()).isEqualTo(415);
+        assertThat(r.json().path("error").asText()).isEqualTo("unsupported_media_type");
+    }
+
+    @Test
+    void oversizedPublishAnnouncedWithExpectContinueGetsAJson413() throws Exception {
+        RawHttp.Response r = RawHttp.exchange(port, "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n");
+        assertThat(r.status()).isEqualTo(413);
+        assertThat(r.json().path("error").asText()).isEqualTo("payload_too_large");
+    }
+
+    @Test
+    void pipelinedRequestsAreAnsweredInOrder() throws Exception {
+        String publish = "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\n\r\n{}";
+        String info = "GET /v1/topics/t HTTP/1.1\r\nHost: x\r\n\r\n";
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write((publish + info + publish).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            java.io.InputStream in = s.getInputStream();
+            List<String> bodies = new java.util.ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                StringBuilder head = new StringBuilder();
+                while (!head.toString().endsWith("\r\n\r\n")) {
+                    head.append((char) in.read());
+                }
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length: (\\d+)")
+                        .matcher(head);
+                assertThat(m.find()).isTrue();
+                bodies.add(head.substring(9, 12) + " " + new String(in.readNBytes(Integer.parseInt(m.group(1))),
+                        java.nio.charset.StandardCharsets.UTF_8));
+            }
+            String e = server.epoch();
+            assertThat(bodies).containsExactly(
+                    "201 {\"topic\":\"t\",\"id\":\"" + e + "-2\"}",
+                    "200 {\"topic\":\"t\",\"epoch\":\"" + e + "\",\"head\":\"" + e + "-2\",\"oldest\":\"" + e + "-1\"}",
+                    "201 {\"topic\":\"t\",\"id\":\"" + e + "-3\"}");
+        }
+        expectedHeadOfT = 3;
     }
 
     @Test
