@@ -81,6 +81,12 @@ public final class ChronicleEventStore implements EventStore {
         }
     }
 
+    /** Appended but not yet synced (fsync mode): invisible to readers until {@link #sync()}. */
+    private record Pending(TopicIndex index, long seq, long position) {
+    }
+
+    private final java.util.ArrayList<Pending> pending = new java.util.ArrayList<>();
+
     public ChronicleEventStore(Path dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
                                boolean fsync, TimeProvider clock) {
         this.dataDir = dataDir;
@@ -96,6 +102,7 @@ public final class ChronicleEventStore implements EventStore {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dataDir, e);
         }
+        discardHistoryLostWithTheMachine(dataDir, fsync);
         this.epoch = loadOrCreateEpoch(dataDir);
         SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(logDir.toFile())
                 .rollCycle(ROLL_CYCLE)
@@ -116,6 +123,7 @@ public final class ChronicleEventStore implements EventStore {
         // raising the heads first would make recovery skip those events as "repeated".
         this.recoveredEvents = recover();
         loadHeadsCheckpoint();
+        markRunning(dataDir, fsync);
     }
 
     /** Number of events found in the log at start-up. */
@@ -131,7 +139,7 @@ public final class ChronicleEventStore implements EventStore {
     @Override
     public long append(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data) {
         TopicIndex index = topics.computeIfAbsent(topic, t -> new TopicIndex());
-        if (seq <= index.head()) {
+        if (seq <= index.head() || (!pending.isEmpty() && seq <= lastPendingSeq(index))) {
             throw new IllegalArgumentException("topic " + topic + ": sequence " + seq + " is not after head "
                     + index.head());
         }
@@ -147,8 +155,13 @@ public final class ChronicleEventStore implements EventStore {
             b.write(data);
             position = dc.index();
         }
-        index.add(seq, position);
-        index.trimToCount(retentionCount);
+        if (fsync) {
+            // Readers must not see what a power loss could still take back: a client that saw it
+            // would resume after a number the next run hands out again.
+            pending.add(new Pending(index, seq, position));
+        } else {
+            publish(index, seq, position);
+        }
         if (idempotencyKey != null) {
             idempotency.put(topic, idempotencyKey, seq, timestampMillis, clock.currentTimeMillis());
         }
@@ -159,7 +172,25 @@ public final class ChronicleEventStore implements EventStore {
     public void sync() {
         if (fsync) {
             appender.sync();
+            for (Pending p : pending) {
+                publish(p.index(), p.seq(), p.position());
+            }
+            pending.clear();
         }
+    }
+
+    private void publish(TopicIndex index, long seq, long position) {
+        index.add(seq, position);
+        index.trimToCount(retentionCount);
+    }
+
+    private long lastPendingSeq(TopicIndex index) {
+        for (int i = pending.size() - 1; i >= 0; i--) {
+            if (pending.get(i).index() == index) {
+                return pending.get(i).seq();
+            }
+        }
+        return 0;
     }
 
     @Override
@@ -332,10 +363,11 @@ public final class ChronicleEventStore implements EventStore {
         closed = true;
         fileLock.writeLock().lock();
         try {
-            if (fsync) {
-                appender.sync();
-            }
+            sync();
             queue.close();
+            Files.deleteIfExists(dataDir.resolve(RUNNING_MARKER)); // a clean stop
+        } catch (IOException e) {
+            log.warn("could not remove {}", dataDir.resolve(RUNNING_MARKER), e);
         } finally {
             fileLock.writeLock().unlock();
         }
@@ -378,6 +410,60 @@ public final class ChronicleEventStore implements EventStore {
             i.trimToCount(retentionCount);
         }
         return count;
+    }
+
+    /** Present while a server runs on the data directory: {@code <boot id> <fsync>}. */
+    static final String RUNNING_MARKER = "running";
+    private static final Path BOOT_ID = Path.of("/proc/sys/kernel/random/boot_id");
+
+    /**
+     * Without fsync, an OS crash or power loss can take back events that were acknowledged and
+     * seen by clients; the next run would hand their numbers out again under the same epoch, and
+     * a client resuming after such a number would silently miss the new events. So when the last
+     * run did not stop cleanly, ran without fsync, and the machine has booted since, the history
+     * is dropped and a new epoch starts: every client gets {@code reset}. A process crash on the
+     * same boot (kill -9, OOM) keeps the history: the page cache kept every write.
+     */
+    static void discardHistoryLostWithTheMachine(Path dataDir, boolean fsyncNow) {
+        Path marker = dataDir.resolve(RUNNING_MARKER);
+        if (!Files.exists(marker)) {
+            return;
+        }
+        try {
+            String[] last = Files.readString(marker, StandardCharsets.US_ASCII).trim().split(" ");
+            boolean lastFsync = last.length > 1 && Boolean.parseBoolean(last[1]);
+            String boot = bootId();
+            if (!lastFsync && boot != null && !boot.equals(last[0])) {
+                log.warn("the last run on {} ran without fsync and did not stop before the machine restarted: "
+                        + "acknowledged events may be lost, so a new history (epoch) starts", dataDir);
+                Files.deleteIfExists(dataDir.resolve("epoch")); // loadOrCreateEpoch then clears the log
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("unreadable {}; keeping the history", marker, e);
+        }
+    }
+
+    private static void markRunning(Path dataDir, boolean fsync) {
+        String boot = bootId();
+        try {
+            Files.writeString(dataDir.resolve(RUNNING_MARKER), (boot == null ? "unknown" : boot) + " " + fsync,
+                    StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            log.warn("could not write {}", dataDir.resolve(RUNNING_MARKER), e);
+        }
+    }
+
+    /** This boot of the machine (Linux); null where unknown, which never discards history. */
+    static String bootId() {
+        String forced = System.getProperty("push.bootId"); // tests simulate a reboot with it
+        if (forced != null) {
+            return forced;
+        }
+        try {
+            return Files.readString(BOOT_ID, StandardCharsets.US_ASCII).trim();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static String loadOrCreateEpoch(Path dataDir) {

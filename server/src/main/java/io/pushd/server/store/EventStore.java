@@ -19,7 +19,11 @@ public interface EventStore extends Closeable {
      */
     long append(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data);
 
-    /** Forces everything appended so far to stable storage (power-loss safe). */
+    /**
+     * Ends a batch of appends: with fsync on, forces them to stable storage (power-loss safe) and
+     * only then makes them visible to {@link #range} and {@link #read}, so no client ever sees an
+     * event a power loss could take back. Without fsync, appends are visible at once.
+     */
     void sync();
 
     /** Head and oldest kept sequence of a topic; {@link TopicRange#EMPTY} for a topic never written. */

@@ -91,6 +91,8 @@ public final class Publisher implements AutoCloseable {
         List<Request> appended = new ArrayList<>(MAX_BATCH);
         List<Result> results = new ArrayList<>(MAX_BATCH);
         List<Long> timestamps = new ArrayList<>(MAX_BATCH);
+        List<Request> deduplicated = new ArrayList<>();
+        List<Result> dedupResults = new ArrayList<>();
         while (true) {
             try {
                 Request first = pending.poll(100, TimeUnit.MILLISECONDS);
@@ -111,8 +113,10 @@ public final class Publisher implements AutoCloseable {
                         if (r.key() != null) {
                             long existing = store.findByIdempotencyKey(r.topic(), r.key());
                             if (existing > 0) {
+                                // answered after this batch's sync: the original may be in this batch
                                 metrics.deduplicated();
-                                r.answer().complete(new Result(existing, false));
+                                deduplicated.add(r);
+                                dedupResults.add(new Result(existing, false));
                                 continue;
                             }
                         }
@@ -129,6 +133,9 @@ public final class Publisher implements AutoCloseable {
                 }
                 if (!appended.isEmpty()) {
                     store.sync(); // one fsync per batch when enabled: group commit
+                }
+                for (int i = 0; i < deduplicated.size(); i++) {
+                    deduplicated.get(i).answer().complete(dedupResults.get(i));
                 }
                 long appendedNanos = System.nanoTime();
                 for (int i = 0; i < appended.size(); i++) {
@@ -157,6 +164,8 @@ public final class Publisher implements AutoCloseable {
                 appended.clear();
                 results.clear();
                 timestamps.clear();
+                deduplicated.clear();
+                dedupResults.clear();
             }
         }
     }
