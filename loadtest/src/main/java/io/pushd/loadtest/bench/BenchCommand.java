@@ -103,6 +103,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "(a) Topics the publishers write to, round robin.")
     int topics;
 
+    @Option(names = "--replay-events", paramLabel = "N", defaultValue = "100000",
+            description = "(b) Events the replayed topic holds (topped up through the API; at most the retention count).")
+    long replayEvents;
+
     @Option(names = "--fill", paramLabel = "N", defaultValue = "0",
             description = "(c) Before the restart, publish until the store keeps at least N events (e.g. 1000000).")
     long fill;
@@ -112,7 +116,7 @@ public final class BenchCommand implements Callable<Integer> {
     int fillTopics;
 
     @Option(names = "--fill-publishers", paramLabel = "N", defaultValue = "64",
-            description = "(c) Concurrent closed-loop publishers of the fill.")
+            description = "(c) Connections of the fill, each sending pipelined batches of publishes.")
     int fillPublishers;
 
     @Option(names = "--replay-timeout", paramLabel = "DURATION", defaultValue = "120s",
@@ -124,6 +128,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Mixin
     RunOptions run;
+
+    private record FillResult(long failures, String firstFailure) {
+    }
 
     /** A fill of a million events takes minutes on a small machine: a longer overall bound. */
     public static final class Defaults implements CommandLine.IDefaultValueProvider {
@@ -272,6 +279,15 @@ public final class BenchCommand implements Callable<Integer> {
                         fullest = benchTopics.get(i);
                     }
                 }
+                TopicInfo before = http.topic(fullest);
+                if (replayEvents > before.kept()) {
+                    // a replay of a few hundred events measures the connect, not the replay
+                    long add = Math.min(replayEvents, 100_000) - before.kept();
+                    out.printf(Locale.ROOT, "(b) adding %,d events to %s for the replay%n", add, fullest);
+                    PipelinedFiller one = new PipelinedFiller(srv.host(), srv.port(), List.of(fullest), 8);
+                    one.fill(add, System.nanoTime() + deadline.remaining().toNanos());
+                    deadline.check("filling the replay topic");
+                }
                 TopicInfo info = http.topic(fullest);
                 replay(srv, info, deadline);
 
@@ -282,7 +298,7 @@ public final class BenchCommand implements Callable<Integer> {
                 }
                 long fillAcked = 0;
                 if (fill > kept) {
-                    fillAcked = fillStore(http, fill - kept, deadline);
+                    fillAcked = fillStore(srv, fill - kept, deadline);
                 }
                 long expectedKept = kept + fillAcked;
                 startup(srv, http, info, expectedKept, deadline);
@@ -329,33 +345,34 @@ public final class BenchCommand implements Callable<Integer> {
             }
         }
 
-        private long fillStore(Http http, long n, Deadline deadline) throws InterruptedException {
+        private long fillStore(ServerControl srv, long n, Deadline deadline) throws InterruptedException {
             List<String> names = new ArrayList<>(fillTopics);
             for (int i = 0; i < fillTopics; i++) {
                 names.add("fill-" + runId + "-" + i);
             }
             out.printf(Locale.ROOT, "(c) filling %,d events over %,d topics with %d publishers%n", n, fillTopics,
                     fillPublishers);
-            ClosedLoop fillLoop = new ClosedLoop(http, names, fillPublishers, "f");
-            fillLoop.limit(n);
+            PipelinedFiller filler = new PipelinedFiller(srv.host(), srv.port(), names, fillPublishers);
             long f0 = System.nanoTime();
-            fillLoop.start();
-            long lastPrint = f0;
-            while (fillLoop.totalAcked() < n && !fillLoop.finished()) {
-                Thread.sleep(100);
-                if (deadline.expired()) {
-                    fillLoop.stopAndAwait(Duration.ofSeconds(10));
-                    deadline.check("filling the store");
+            Thread progress = new Thread(() -> {
+                try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        Thread.sleep(10_000);
+                        out.printf(Locale.ROOT, "  %,d / %,d (%.0f/s)%n", filler.acked(), n,
+                                filler.acked() / ((System.nanoTime() - f0) / 1e9));
+                    }
+                } catch (InterruptedException done) {
+                    // fill finished
                 }
-                if (System.nanoTime() - lastPrint > 10_000_000_000L) {
-                    lastPrint = System.nanoTime();
-                    out.printf(Locale.ROOT, "  %,d / %,d (%.0f/s)%n", fillLoop.totalAcked(), n,
-                            fillLoop.totalAcked() / ((lastPrint - f0) / 1e9));
-                }
-            }
-            fillLoop.stopAndAwait(Duration.ofSeconds(15));
+            }, "fill-progress");
+            progress.setDaemon(true);
+            progress.start();
+            filler.fill(n, System.nanoTime() + deadline.remaining().toNanos());
+            progress.interrupt();
+            deadline.check("filling the store");
             double s = (System.nanoTime() - f0) / 1e9;
-            long acked = fillLoop.totalAcked();
+            long acked = filler.acked();
+            FillResult fillLoop = new FillResult(filler.failed(), filler.firstFailure());
             report.check("(c) fill: every publish acknowledged with 201", fillLoop.failures() == 0 && acked >= n,
                     String.format(Locale.ROOT, "%,d acknowledged (target %,d), %,d failed%s", acked, n,
                             fillLoop.failures(), fillLoop.firstFailure() == null ? "" : "; first: "
