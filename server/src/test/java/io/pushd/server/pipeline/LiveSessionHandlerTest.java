@@ -1,0 +1,162 @@
+package io.pushd.server.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.pushd.protocol.ClientMessage;
+import io.pushd.protocol.CloseCode;
+import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.admission.ClientAddress;
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.lifecycle.ServerState;
+import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.topic.LocalSequencer;
+import io.pushd.server.topic.Publisher;
+import io.pushd.server.topic.TopicHub;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import net.openhft.chronicle.core.time.SystemTimeProvider;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The rules for what a client may send, on an EmbeddedChannel: close code, reason, refCnt, finish. */
+class LiveSessionHandlerTest {
+
+    @TempDir
+    Path dataDir;
+    ChronicleEventStore store;
+    Publisher publisher;
+    EmbeddedChannel channel;
+    ServerContext server;
+    final ServerMetrics metrics = new ServerMetrics();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        if (channel != null) {
+            channel.finishAndReleaseAll();
+        }
+        publisher.close();
+        store.close();
+    }
+
+    private EmbeddedChannel upgraded(UnaryOperator<ServerConfig.Limits> limits) {
+        ServerConfig d = ServerConfig.defaults();
+        ServerConfig config = d.withLimits(limits.apply(d.limits()));
+        store = new ChronicleEventStore(dataDir, Duration.ofHours(1), 100, Duration.ofHours(1), false,
+                SystemTimeProvider.INSTANCE);
+        TopicHub hub = new TopicHub(store.epoch(), io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, metrics);
+        publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, System::currentTimeMillis, 16);
+        Lifecycle lifecycle = new Lifecycle();
+        lifecycle.advanceTo(ServerState.READY);
+        server = new ServerContext(config, store, publisher, hub, lifecycle,
+                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), new AdmissionControl(config.limits(), 5000),
+                new ClientAddress(List.of()), metrics);
+        channel = new EmbeddedChannel(new LiveSessionHandler(server));
+        channel.attr(HttpApiHandler.CLIENT_IP).set("192.0.2.1");
+        channel.attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
+        channel.pipeline().fireUserEventTriggered(
+                new WebSocketServerProtocolHandler.HandshakeComplete("/v1/live?topic=t", new DefaultHttpHeaders(), null));
+        channel.runPendingTasks();
+        TextWebSocketFrame subscribed = channel.readOutbound();
+        assertThat(subscribed.text()).contains("\"type\":\"subscribed\"");
+        subscribed.release();
+        return channel;
+    }
+
+    private CloseWebSocketFrame closeFrame() {
+        channel.runPendingTasks();
+        Object out;
+        while ((out = channel.readOutbound()) != null) {
+            if (out instanceof CloseWebSocketFrame close) {
+                return close;
+            }
+            io.netty.util.ReferenceCountUtil.release(out);
+        }
+        throw new AssertionError("no close frame written");
+    }
+
+    @Test
+    void aBinaryFrameClosesWith1003AndIsReleased() {
+        upgraded(l -> l);
+        BinaryWebSocketFrame binary = new BinaryWebSocketFrame(Unpooled.wrappedBuffer(new byte[] {1, 2}));
+        channel.writeInbound(binary);
+        assertThat(binary.refCnt()).isZero();
+        CloseWebSocketFrame close = closeFrame();
+        assertThat(close.statusCode()).isEqualTo(CloseCode.UNSUPPORTED_DATA.code());
+        assertThat(close.reasonText()).isEqualTo("binary frames are not supported");
+        close.release();
+    }
+
+    @Test
+    void aMessageFloodClosesWith1008OnceAndIgnoresTheRest() {
+        upgraded(l -> new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
+                l.maxConnections(), l.maxConnectionsPerIp(), l.maxHandshakesPerSecond(), l.handshakeTimeout(),
+                l.slowConsumerTimeout(), 3, false));
+        for (int i = 0; i < 10; i++) {
+            TextWebSocketFrame f = new TextWebSocketFrame("{\"type\":\"unsubscribe\",\"topic\":\"nope\"}");
+            channel.writeInbound(f);
+            assertThat(f.refCnt()).isZero();
+        }
+        channel.runPendingTasks();
+        int errors = 0;
+        CloseWebSocketFrame close = null;
+        Object out;
+        while ((out = channel.readOutbound()) != null) {
+            if (out instanceof CloseWebSocketFrame c) {
+                assertThat(close).as("one close frame only").isNull();
+                close = c;
+            } else {
+                errors++;
+                io.netty.util.ReferenceCountUtil.release(out);
+            }
+        }
+        assertThat(errors).as("the first 3 messages were answered").isEqualTo(3);
+        assertThat(close).isNotNull();
+        assertThat(close.statusCode()).isEqualTo(CloseCode.POLICY_VIOLATION.code());
+        close.release();
+    }
+
+    @Test
+    void aTooLongMessageClosesWith1009() {
+        upgraded(l -> l);
+        channel.pipeline().fireExceptionCaught(new TooLongFrameException("too long"));
+        CloseWebSocketFrame close = closeFrame();
+        assertThat(close.statusCode()).isEqualTo(CloseCode.MESSAGE_TOO_BIG.code());
+        close.release();
+    }
+
+    @Test
+    void aConnectionOverTheLimitIsClosedWith1013AndAHintInsteadOfSubscribed() {
+        upgraded(l -> l.withMaxConnections(1)); // this connection takes the only slot
+        EmbeddedChannel second = new EmbeddedChannel(new LiveSessionHandler(server));
+        try {
+            second.attr(HttpApiHandler.CLIENT_IP).set("192.0.2.2");
+            second.attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
+            second.pipeline().fireUserEventTriggered(new WebSocketServerProtocolHandler.HandshakeComplete(
+                    "/v1/live?topic=t", new DefaultHttpHeaders(), null));
+            second.runPendingTasks();
+            Object first = second.readOutbound();
+            assertThat(first).isInstanceOf(CloseWebSocketFrame.class);
+            CloseWebSocketFrame close = (CloseWebSocketFrame) first;
+            assertThat(close.statusCode()).isEqualTo(CloseCode.TRY_AGAIN_LATER.code());
+            assertThat(CloseCode.parseRetryMs(close.reasonText())).isPresent();
+            close.release();
+        } finally {
+            second.finishAndReleaseAll();
+        }
+    }
+}
