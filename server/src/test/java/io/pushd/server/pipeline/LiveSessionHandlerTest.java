@@ -42,6 +42,7 @@ class LiveSessionHandlerTest {
     Publisher publisher;
     EmbeddedChannel channel;
     ServerContext server;
+    Lifecycle lifecycle;
     final ServerMetrics metrics = new ServerMetrics();
 
     @AfterEach
@@ -60,7 +61,7 @@ class LiveSessionHandlerTest {
                 SystemTimeProvider.INSTANCE);
         TopicHub hub = new TopicHub(store.epoch(), io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, metrics);
         publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, System::currentTimeMillis, 16);
-        Lifecycle lifecycle = new Lifecycle();
+        lifecycle = new Lifecycle();
         lifecycle.advanceTo(ServerState.READY);
         server = new ServerContext(config, store, publisher, hub, lifecycle,
                 new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), new AdmissionControl(config.limits(), 5000),
@@ -137,6 +138,36 @@ class LiveSessionHandlerTest {
         CloseWebSocketFrame close = closeFrame();
         assertThat(close.statusCode()).isEqualTo(CloseCode.MESSAGE_TOO_BIG.code());
         close.release();
+    }
+
+    @Test
+    void anUnexpectedFailureClosesWith1011SoTheClientResumesElsewhere() {
+        upgraded(l -> l);
+        channel.pipeline().fireExceptionCaught(new IllegalStateException("store broke"));
+        CloseWebSocketFrame close = closeFrame();
+        assertThat(close.statusCode()).isEqualTo(CloseCode.INTERNAL_ERROR.code());
+        close.release();
+    }
+
+    @Test
+    void anUpgradeThatCompletesAfterTheDrainBeganIsClosedWith1012AndAHint() {
+        upgraded(l -> l);
+        lifecycle.advanceTo(ServerState.DRAINING);
+        lifecycle.refuseNewWork();
+        EmbeddedChannel late = new EmbeddedChannel(new LiveSessionHandler(server));
+        try {
+            late.attr(HttpApiHandler.CLIENT_IP).set("192.0.2.3");
+            late.attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
+            late.pipeline().fireUserEventTriggered(new WebSocketServerProtocolHandler.HandshakeComplete(
+                    "/v1/live?topic=t", new DefaultHttpHeaders(), null));
+            late.runPendingTasks();
+            CloseWebSocketFrame close = late.readOutbound();
+            assertThat(close.statusCode()).isEqualTo(CloseCode.SERVICE_RESTART.code());
+            assertThat(CloseCode.parseRetryMs(close.reasonText())).isPresent();
+            close.release();
+        } finally {
+            late.finishAndReleaseAll();
+        }
     }
 
     @Test
