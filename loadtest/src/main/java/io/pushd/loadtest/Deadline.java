@@ -46,6 +46,12 @@ public final class Deadline {
         }
     }
 
+    /** Sleeps {@code d}, or what is left if less, then {@link #check(String) checks} the time ("running"). */
+    public void sleep(Duration d) throws InterruptedException {
+        Thread.sleep(cap(d).toMillis());
+        check("running");
+    }
+
     /** The run ran out of time. */
     public static final class Expired extends RuntimeException {
         public Expired(String message) {

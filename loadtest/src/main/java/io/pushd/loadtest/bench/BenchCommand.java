@@ -8,10 +8,13 @@ import io.pushd.client.PushClientOptions;
 import io.pushd.client.PushListener;
 import io.pushd.loadtest.Deadline;
 import io.pushd.loadtest.DurationConverter;
+import io.pushd.loadtest.OptionDefaults;
+import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.RunOptions;
+import io.pushd.loadtest.publish.Publisher;
 import io.pushd.loadtest.report.LatencySummary;
 import io.pushd.loadtest.report.Report;
-import io.pushd.loadtest.report.ReportWriter;
+import io.pushd.loadtest.report.ReportedRun;
 import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.ProcessCpu;
 import io.pushd.loadtest.server.RestartMode;
@@ -34,13 +37,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -52,7 +55,6 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -133,13 +135,9 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /** A fill of a million events takes minutes on a small machine: a longer overall bound. */
-    public static final class Defaults implements CommandLine.IDefaultValueProvider {
-        @Override
-        public String defaultValue(CommandLine.Model.ArgSpec arg) {
-            if (arg instanceof CommandLine.Model.OptionSpec o && o.longestName().equals("--timeout")) {
-                return "900s";
-            }
-            return null;
+    public static final class Defaults extends OptionDefaults {
+        public Defaults() {
+            super(Map.of("--timeout", "900s"));
         }
     }
 
@@ -161,19 +159,18 @@ public final class BenchCommand implements Callable<Integer> {
             throw usage("--fill-publishers must be 1-1024: " + fillPublishers);
         }
         server.validate(true);
-        String commandLine = "push-loadtest " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
-        return new Run(commandLine, System.out).run() ? 0 : 1;
+        return new Run(Commands.commandLine(spec), System.out).run() ? 0 : 1;
     }
 
     private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
+        return Commands.usage(spec, message);
     }
 
     private final class Run {
 
         private final PrintStream out;
         private final Report report;
-        private final String runId = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
+        private final String runId = ReportedRun.newRunId();
         private final List<List<Object>> figures = new ArrayList<>();
 
         Run(String commandLine, PrintStream out) {
@@ -184,34 +181,23 @@ public final class BenchCommand implements Callable<Integer> {
 
         boolean run() throws Exception {
             Deadline deadline = Deadline.in(run.timeout());
-            report.setting("publishers", publishers)
+            ReportedRun.commonSettings(report.setting("publishers", publishers)
                     .setting("durationMs", duration.toMillis())
                     .setting("warmupMs", warmup.toMillis())
                     .setting("topics", topics)
                     .setting("fill", fill)
                     .setting("fillTopics", fillTopics)
-                    .setting("fillPublishers", fillPublishers)
-                    .setting("timeoutMs", run.timeout().toMillis())
-                    .setting("runId", runId)
-                    .setting("cores", Runtime.getRuntime().availableProcessors())
-                    .setting("java", System.getProperty("java.version"));
-            try {
-                execute(deadline);
-            } catch (Deadline.Expired e) {
-                report.check("finished within --timeout", false, e.getMessage());
-            } catch (RuntimeException e) {
-                log.error("the run broke", e);
-                report.check("run completed", false, e.toString());
-            } finally {
-                if (!figures.isEmpty()) {
-                    report.table(new Table("Figures", List.of("what", "value"), figures));
+                    .setting("fillPublishers", fillPublishers), run, runId);
+            return ReportedRun.run(report, run, deadline, out, log, d -> {
+                try {
+                    execute(d);
+                } finally {
+                    // checks and tables are separate lists: adding the table before a failed check is the same report
+                    if (!figures.isEmpty()) {
+                        report.table(new Table("Figures", List.of("what", "value"), figures));
+                    }
                 }
-                report.finish();
-                ReportWriter.write(report, run.reportDir());
-            }
-            ReportWriter.printSummary(report, out);
-            out.println("  report: " + run.reportDir().toAbsolutePath().normalize().resolve(ReportWriter.HTML_FILE));
-            return report.passed();
+            });
         }
 
         private void figure(String what, Object value) {
@@ -221,10 +207,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
 
         private void execute(Deadline deadline) throws Exception {
-            List<String> benchTopics = new ArrayList<>();
-            for (int i = 0; i < topics; i++) {
-                benchTopics.add("bn-" + runId + "-" + i);
-            }
+            List<String> benchTopics = Publisher.topicNames("bn-" + runId, topics);
             try (ServerControl srv = server.open(run.reportDir(), deadline, true);
                  Http http = new Http(srv.httpBase())) {
                 report.setting("server", srv.describe());
@@ -236,11 +219,11 @@ public final class BenchCommand implements Callable<Integer> {
                         publishers, topics, warmup.toMillis() / 1000.0, duration.toMillis() / 1000.0);
                 ClosedLoop a = new ClosedLoop(http, benchTopics, publishers, "a");
                 a.start();
-                sleep(warmup, deadline);
+                deadline.sleep(warmup);
                 a.resetWindow();
                 Optional<ProcessCpu.Sample> cpu0 = ProcessCpu.Sample.of(pid);
                 long t0 = System.nanoTime();
-                sleep(duration, deadline);
+                deadline.sleep(duration);
                 long ackedInWindow = a.acked();
                 long t1 = System.nanoTime();
                 Optional<ProcessCpu.Sample> cpu1 = ProcessCpu.Sample.of(pid);
@@ -346,10 +329,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
 
         private long fillStore(ServerControl srv, long n, Deadline deadline) throws InterruptedException {
-            List<String> names = new ArrayList<>(fillTopics);
-            for (int i = 0; i < fillTopics; i++) {
-                names.add("fill-" + runId + "-" + i);
-            }
+            List<String> names = Publisher.topicNames("fill-" + runId, fillTopics);
             out.printf(Locale.ROOT, "(c) filling %,d events over %,d topics with %d publishers%n", n, fillTopics,
                     fillPublishers);
             PipelinedFiller filler = new PipelinedFiller(srv.host(), srv.port(), names, fillPublishers);
@@ -660,11 +640,6 @@ public final class BenchCommand implements Callable<Integer> {
                 Thread.sleep(10);
             }
         }
-    }
-
-    private static void sleep(Duration d, Deadline deadline) throws InterruptedException {
-        Thread.sleep(deadline.cap(d).toMillis());
-        deadline.check("running");
     }
 
     private static double round1(double v) {

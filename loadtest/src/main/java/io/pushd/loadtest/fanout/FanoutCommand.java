@@ -2,6 +2,8 @@ package io.pushd.loadtest.fanout;
 
 import io.pushd.loadtest.Deadline;
 import io.pushd.loadtest.DurationConverter;
+import io.pushd.loadtest.OptionDefaults;
+import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.RunOptions;
 import io.pushd.loadtest.fleet.ClientFleet;
 import io.pushd.loadtest.fleet.ClientRecord;
@@ -12,16 +14,14 @@ import io.pushd.loadtest.publish.Publisher;
 import io.pushd.loadtest.publish.PublishStats;
 import io.pushd.loadtest.report.LatencySummary;
 import io.pushd.loadtest.report.Report;
-import io.pushd.loadtest.report.ReportWriter;
+import io.pushd.loadtest.report.ReportedRun;
 import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.ProcessCpu;
 import io.pushd.loadtest.server.ServerControl;
 import io.pushd.loadtest.server.ServerOptions;
 import io.pushd.protocol.EventId;
 import java.io.PrintStream;
-import java.net.InetAddress;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,11 +29,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ThreadLocalRandom;
 import org.HdrHistogram.Histogram;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -97,17 +95,9 @@ public final class FanoutCommand implements Callable<Integer> {
     RunOptions run;
 
     /** One topic unless told otherwise (the mixin's own default is 10). */
-    public static final class Defaults implements CommandLine.IDefaultValueProvider {
-        @Override
-        public String defaultValue(CommandLine.Model.ArgSpec arg) {
-            if (arg instanceof CommandLine.Model.OptionSpec o) {
-                return switch (o.longestName()) {
-                    case "--topics" -> "1";
-                    case "--connect-rate" -> "2000";
-                    default -> null;
-                };
-            }
-            return null;
+    public static final class Defaults extends OptionDefaults {
+        public Defaults() {
+            super(Map.of("--topics", "1", "--connect-rate", "2000"));
         }
     }
 
@@ -122,16 +112,13 @@ public final class FanoutCommand implements Callable<Integer> {
         }
         spec.findOption("--clients").setValue(subscribers);
         FleetSpec f = fleet.spec();
-        if (!(rate > 0 && rate <= 100_000)) {
-            throw usage("--rate must be > 0 and <= 100000: " + rate);
-        }
+        Commands.checkRate(spec, rate);
         server.validate(false);
-        String commandLine = "push-loadtest " + String.join(" ", parsed.originalArgs());
-        return new Run(f, commandLine, System.out).run() ? 0 : 1;
+        return new Run(f, Commands.commandLine(spec), System.out).run() ? 0 : 1;
     }
 
     private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
+        return Commands.usage(spec, message);
     }
 
     /** One run: start, connect, warm up, measure, catch up, audit, report. */
@@ -140,7 +127,7 @@ public final class FanoutCommand implements Callable<Integer> {
         private final FleetSpec f;
         private final PrintStream out;
         private final Report report;
-        private final String runId = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
+        private final String runId = ReportedRun.newRunId();
 
         Run(FleetSpec f, String commandLine, PrintStream out) {
             this.f = f;
@@ -151,39 +138,18 @@ public final class FanoutCommand implements Callable<Integer> {
 
         boolean run() throws Exception {
             Deadline deadline = Deadline.in(run.timeout());
-            report.setting("subscribers", f.clients())
+            ReportedRun.commonSettings(report.setting("subscribers", f.clients())
                     .setting("topics", f.topics())
                     .setting("ratePerSecond", rate)
                     .setting("warmupMs", warmup.toMillis())
                     .setting("durationMs", duration.toMillis())
                     .setting("clientThreads", f.clientThreads())
-                    .setting("sourceAddresses", f.sourceAddresses().isEmpty() ? "system's choice"
-                            : f.sourceAddresses().stream().map(InetAddress::getHostAddress).toList())
-                    .setting("timeoutMs", run.timeout().toMillis())
-                    .setting("runId", runId)
-                    .setting("cores", Runtime.getRuntime().availableProcessors())
-                    .setting("java", System.getProperty("java.version"));
-            try {
-                execute(deadline);
-            } catch (Deadline.Expired e) {
-                report.check("finished within --timeout", false, e.getMessage());
-            } catch (RuntimeException e) {
-                log.error("the run broke", e);
-                report.check("run completed", false, e.toString());
-            } finally {
-                report.finish();
-                ReportWriter.write(report, run.reportDir());
-            }
-            ReportWriter.printSummary(report, out);
-            out.println("  report: " + run.reportDir().toAbsolutePath().normalize().resolve(ReportWriter.HTML_FILE));
-            return report.passed();
+                    .setting("sourceAddresses", f.sourceAddressesSetting()), run, runId);
+            return ReportedRun.run(report, run, deadline, out, log, this::execute);
         }
 
         private void execute(Deadline deadline) throws Exception {
-            List<String> topics = new ArrayList<>();
-            for (int i = 0; i < f.topics(); i++) {
-                topics.add("fo-" + runId + "-" + i);
-            }
+            List<String> topics = Publisher.topicNames("fo-" + runId, f.topics());
             try (ServerControl srv = server.open(run.reportDir(), deadline, false)) {
                 report.setting("server", srv.describe());
                 out.println("server: " + srv.describe());
@@ -193,22 +159,18 @@ public final class FanoutCommand implements Callable<Integer> {
                      Publisher publisher = new Publisher(srv.httpBase(), topics, rate, "fo-" + runId,
                              PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                     report.setting("clientTransport", clients.transport());
-                    List<ClientRecord> notConnected = clients.await(ClientRecord::subscribed, CONNECT_TIMEOUT, deadline);
-                    deadline.check("connecting the subscribers");
-                    double connectS = (System.nanoTime() - c0) / 1e9;
-                    report.check("all subscribers connected", notConnected.isEmpty(), String.format(Locale.ROOT,
-                            "%d/%d within %.1f s", f.clients() - notConnected.size(), f.clients(), connectS));
-                    out.printf(Locale.ROOT, "connected %d/%d subscribers on %d topic(s) in %.1f s%n",
-                            f.clients() - notConnected.size(), f.clients(), f.topics(), connectS);
-                    if (!notConnected.isEmpty()) {
+                    ClientFleet.Connected connected = clients.awaitConnected(c0, CONNECT_TIMEOUT, deadline, f.topics(),
+                            report, out, "all subscribers connected", "subscribers", "topic(s)");
+                    if (!connected.all()) {
                         return;
                     }
+                    double connectS = connected.seconds();
                     long connectsBefore = clients.records().stream().mapToLong(c -> c.client().connects()).sum();
 
                     // Warm-up events carry "steady":false and land in the other recorder: not measured.
                     publisher.disturbed(true);
                     publisher.start();
-                    sleep(warmup, deadline);
+                    deadline.sleep(warmup);
                     clients.deliveryLatencyMicros(true).reset();
                     publisher.disturbed(false);
                     long d0 = deliveries(clients);
@@ -217,7 +179,7 @@ public final class FanoutCommand implements Callable<Integer> {
                     long issued0 = publisher.issued();
                     long t0 = System.nanoTime();
                     out.printf(Locale.ROOT, "warm-up done; measuring for %.1f s%n", duration.toMillis() / 1000.0);
-                    sleep(duration, deadline);
+                    deadline.sleep(duration);
                     long t1 = System.nanoTime();
                     long d1 = deliveries(clients);
                     Optional<ProcessCpu.Sample> cpu1 = ProcessCpu.Sample.of(serverPid);
@@ -347,11 +309,6 @@ public final class FanoutCommand implements Callable<Integer> {
     static void putLatency(com.fasterxml.jackson.databind.node.ObjectNode o, LatencySummary l) {
         o.put("count", l.count()).put("p50", l.p50Ms()).put("p90", l.p90Ms()).put("p99", l.p99Ms())
                 .put("p999", l.p999Ms()).put("max", l.maxMs());
-    }
-
-    private static void sleep(Duration d, Deadline deadline) throws InterruptedException {
-        Thread.sleep(deadline.cap(d).toMillis());
-        deadline.check("running");
     }
 
     private static String cpuText(double pct) {

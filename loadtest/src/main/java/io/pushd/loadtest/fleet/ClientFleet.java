@@ -4,11 +4,14 @@ import io.pushd.client.ClientResources;
 import io.pushd.client.PushClient;
 import io.pushd.client.PushClientOptions;
 import io.pushd.loadtest.Deadline;
+import io.pushd.loadtest.report.Report;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import org.HdrHistogram.Recorder;
@@ -98,6 +101,36 @@ public final class ClientFleet implements AutoCloseable {
      */
     public Recorder deliveryLatencyMicros(boolean steady) {
         return steady ? steadyLatencyMicros : disturbedLatencyMicros;
+    }
+
+    /** The initial connect: the clients without a {@code subscribed} yet, and the seconds since the start. */
+    public record Connected(List<ClientRecord> notConnected, double seconds) {
+
+        public boolean all() {
+            return notConnected.isEmpty();
+        }
+    }
+
+    /**
+     * Waits (at most {@code timeout}) until every client got its first {@code subscribed}; adds the
+     * check {@code checkName} ("n/N within s") and prints "connected n/N {@code noun} on T
+     * {@code topicsWord} in s".
+     *
+     * @param startNanos when connecting started, for the seconds reported
+     * @param topics     the number of topics, for the printed line
+     */
+    public Connected awaitConnected(long startNanos, Duration timeout, Deadline deadline, int topics, Report report,
+                                    PrintStream out, String checkName, String noun, String topicsWord)
+            throws InterruptedException {
+        List<ClientRecord> notConnected = await(ClientRecord::subscribed, timeout, deadline);
+        deadline.check("connecting the " + noun);
+        double seconds = (System.nanoTime() - startNanos) / 1e9;
+        int connected = size() - notConnected.size();
+        report.check(checkName, notConnected.isEmpty(),
+                String.format(Locale.ROOT, "%d/%d within %.1f s", connected, size(), seconds));
+        out.printf(Locale.ROOT, "connected %d/%d %s on %d %s in %.1f s%n", connected, size(), noun, topics,
+                topicsWord, seconds);
+        return new Connected(notConnected, seconds);
     }
 
     /**

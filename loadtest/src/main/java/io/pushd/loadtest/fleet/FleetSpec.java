@@ -14,4 +14,10 @@ public record FleetSpec(int clients, int topics, List<InetAddress> sourceAddress
     public FleetSpec {
         sourceAddresses = List.copyOf(sourceAddresses);
     }
+
+    /** The source addresses as the report shows them: "system's choice" or the list of addresses. */
+    public Object sourceAddressesSetting() {
+        return sourceAddresses.isEmpty() ? "system's choice"
+                : sourceAddresses.stream().map(InetAddress::getHostAddress).toList();
+    }
 }

@@ -72,6 +72,15 @@ public final class Publisher implements AutoCloseable {
     private long startNanos;
     private long scheduled;
 
+    /** {@code count} topic names {@code <prefix>-0 .. <prefix>-(count-1)}. */
+    public static List<String> topicNames(String prefix, int count) {
+        List<String> names = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            names.add(prefix + "-" + i);
+        }
+        return names;
+    }
+
     /**
      * @param keyPrefix    makes the keys of this run unique (an external server remembers keys for 24 h)
      * @param maxRetryTime a publish not acknowledged this long after its first attempt is abandoned

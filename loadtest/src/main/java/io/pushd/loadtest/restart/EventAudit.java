@@ -1,7 +1,7 @@
 package io.pushd.loadtest.restart;
 
-import io.pushd.client.PushClient;
 import io.pushd.loadtest.fleet.ClientRecord;
+import io.pushd.loadtest.fleet.FleetAudit;
 import io.pushd.loadtest.publish.PublishStats;
 import io.pushd.loadtest.report.Report;
 import io.pushd.protocol.EventId;
@@ -74,44 +74,9 @@ final class EventAudit {
                 String.format(Locale.ROOT, "%,d stored after the clients subscribed, %,d acknowledged", storedTotal,
                         ackedTotal));
 
-        // --- every client against the server
-        int wrong = 0;
-        String firstWrong = null;
-        long deliveries = 0;
-        for (ClientRecord c : clients) {
-            deliveries += c.count();
-            String problem = problem(c, heads.get(c.topic()));
-            if (problem != null) {
-                wrong++;
-                if (firstWrong == null) {
-                    firstWrong = "client " + c.index() + " (" + c.topic() + "): " + problem;
-                }
-            }
-        }
-        report.check("every client holds every event exactly once, in order", wrong == 0, wrong == 0
-                ? String.format(Locale.ROOT, "%d/%d clients hold exactly (subscribed head, head] of their topic; "
-                + "%,d deliveries", clients.size(), clients.size(), deliveries)
-                : wrong + "/" + clients.size() + " clients differ, e.g. " + firstWrong);
-
-        // --- the client library's own guards: never expected to fire
-        long gaps = 0;
-        long resets = 0;
-        long duplicates = 0;
-        long foreign = 0;
-        for (ClientRecord c : clients) {
-            PushClient pc = c.client();
-            gaps += pc.gaps();
-            resets += pc.resets();
-            duplicates += pc.duplicatesDropped();
-            foreign += pc.epochMismatchesDropped();
-        }
-        report.check("no gap, reset, duplicate or foreign-epoch event (client counters)",
-                gaps == 0 && resets == 0 && duplicates == 0 && foreign == 0,
-                String.format(Locale.ROOT, "gaps %d, resets %d, duplicates dropped %d, foreign epoch dropped %d",
-                        gaps, resets, duplicates, foreign));
-        report.data().putObject("deliveries").put("total", deliveries).put("gaps", gaps).put("resets", resets)
-                .put("duplicatesDropped", duplicates).put("epochMismatchesDropped", foreign)
-                .put("clientsWrong", wrong);
+        // --- every client against the server, and the client library's own guards (never expected to fire).
+        // Every client subscribed before the first publish and has its PushClient, so the fleet audit applies.
+        FleetAudit.verify(clients, heads, report);
     }
 
     /** The head each client of {@code topic} saw at its first subscribe; they all subscribed before publishing. */
@@ -123,31 +88,5 @@ final class EventAudit {
             }
         }
         return base;
-    }
-
-    /** Null when the client holds exactly (first subscribed head, head], else what is wrong. */
-    static String problem(ClientRecord c, EventId head) {
-        if (c.firstViolation() != null || c.outOfOrder() > 0) {
-            return c.outOfOrder() + " out-of-order events; first: " + c.firstViolation();
-        }
-        long from = c.firstHead() == null ? 0 : c.firstHead().seq();
-        long to = head == null ? 0 : head.seq();
-        long expected = Math.max(0, to - from);
-        if (expected == 0) {
-            return c.count() == 0 ? null : "received " + c.count() + " events, expected none";
-        }
-        if (!head.epoch().equals(c.epoch())) {
-            return "epoch " + c.epoch() + ", server " + head.epoch();
-        }
-        if (c.firstSeq() != from + 1) {
-            return "first event seq " + c.firstSeq() + ", expected " + (from + 1);
-        }
-        if (c.lastSeq() != to) {
-            return "last event seq " + c.lastSeq() + ", head " + to;
-        }
-        if (c.count() != expected) {
-            return c.count() + " events for " + expected + " sequence numbers";
-        }
-        return null;
     }
 }

@@ -1,5 +1,6 @@
 package io.pushd.loadtest.restart;
 
+import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.DurationConverter;
 import io.pushd.loadtest.RunOptions;
 import io.pushd.loadtest.fleet.FleetOptions;
@@ -87,15 +88,11 @@ public final class RestartCommand implements Callable<Integer> {
         FleetSpec fleetSpec = fleet.spec();
         RestartScenario.Plan plan = plan(fleetSpec);
         server.validate(true);
-        String commandLine = "push-loadtest "
-                + String.join(" ", spec.commandLine().getParseResult().originalArgs());
-        return new RestartScenario(plan, server, run, commandLine, System.out).run() ? 0 : 1;
+        return new RestartScenario(plan, server, run, Commands.commandLine(spec), System.out).run() ? 0 : 1;
     }
 
     private RestartScenario.Plan plan(FleetSpec fleetSpec) {
-        if (!(rate > 0 && rate <= 100_000)) {
-            throw usage("--rate must be > 0 and <= 100000: " + rate);
-        }
+        Commands.checkRate(spec, rate);
         int n = restarts != null ? restarts : (mode == Mode.both ? 2 : 1);
         if (n < 1 || n > 100) {
             throw usage("--restarts must be 1-100: " + n);
@@ -116,6 +113,6 @@ public final class RestartCommand implements Callable<Integer> {
     }
 
     private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
+        return Commands.usage(spec, message);
     }
 }

@@ -4,12 +4,13 @@ import io.pushd.loadtest.Deadline;
 import io.pushd.loadtest.RunOptions;
 import io.pushd.loadtest.fleet.ClientFleet;
 import io.pushd.loadtest.fleet.ClientRecord;
+import io.pushd.loadtest.fleet.FleetAudit;
 import io.pushd.loadtest.fleet.FleetSpec;
 import io.pushd.loadtest.publish.Publisher;
 import io.pushd.loadtest.report.BarChart;
 import io.pushd.loadtest.report.LatencySummary;
 import io.pushd.loadtest.report.Report;
-import io.pushd.loadtest.report.ReportWriter;
+import io.pushd.loadtest.report.ReportedRun;
 import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.RestartMode;
 import io.pushd.loadtest.server.RestartTiming;
@@ -17,7 +18,6 @@ import io.pushd.loadtest.server.ServerControl;
 import io.pushd.loadtest.server.ServerOptions;
 import io.pushd.protocol.EventId;
 import java.io.PrintStream;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,10 +25,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
-import picocli.CommandLine.ParameterException;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -55,7 +53,7 @@ final class RestartScenario {
     private final RunOptions run;
     private final PrintStream out;
     private final Report report;
-    private final String runId = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
+    private final String runId = ReportedRun.newRunId();
 
     RestartScenario(Plan plan, ServerOptions serverOptions, RunOptions run, String commandLine, PrintStream out) {
         this.plan = plan;
@@ -71,27 +69,13 @@ final class RestartScenario {
     boolean run() throws Exception {
         Deadline deadline = Deadline.in(run.timeout());
         settings();
-        try {
-            execute(deadline);
-        } catch (ParameterException e) {
-            throw e; // a usage error found late (e.g. --url unreachable is not one; a bad option is)
-        } catch (Deadline.Expired e) {
-            report.check("finished within --timeout", false, e.getMessage());
-        } catch (RuntimeException e) {
-            log.error("the run broke", e);
-            report.check("run completed", false, e.toString());
-        } finally {
-            report.finish();
-            ReportWriter.write(report, run.reportDir());
-        }
-        ReportWriter.printSummary(report, out);
-        out.println("  report: " + run.reportDir().toAbsolutePath().normalize().resolve(ReportWriter.HTML_FILE));
-        return report.passed();
+        // a usage error found late (e.g. --url unreachable is not one; a bad option is) is thrown on
+        return ReportedRun.run(report, run, deadline, out, log, true, this::execute);
     }
 
     private void settings() {
         FleetSpec f = plan.fleet();
-        report.setting("clients", f.clients())
+        ReportedRun.commonSettings(report.setting("clients", f.clients())
                 .setting("topics", f.topics())
                 .setting("ratePerSecond", plan.rate())
                 .setting("restarts", plan.modes().stream().map(RestartMode::label).toList())
@@ -101,20 +85,12 @@ final class RestartScenario {
                 .setting("minSpreadMs", plan.minSpread().toMillis())
                 .setting("maxSharePercent", plan.maxShare() * 100)
                 .setting("clientThreads", f.clientThreads())
-                .setting("sourceAddresses", f.sourceAddresses().isEmpty() ? "system's choice"
-                        : f.sourceAddresses().stream().map(InetAddress::getHostAddress).toList())
-                .setting("timeoutMs", run.timeout().toMillis())
-                .setting("runId", runId)
-                .setting("cores", Runtime.getRuntime().availableProcessors())
-                .setting("java", System.getProperty("java.version"));
+                .setting("sourceAddresses", f.sourceAddressesSetting()), run, runId);
     }
 
     private void execute(Deadline deadline) throws Exception {
         FleetSpec f = plan.fleet();
-        List<String> topics = new ArrayList<>();
-        for (int i = 0; i < f.topics(); i++) {
-            topics.add("lt-" + runId + "-" + i); // fresh topics: nobody else publishes to them
-        }
+        List<String> topics = Publisher.topicNames("lt-" + runId, f.topics()); // fresh: nobody else publishes to them
         try (ServerControl server = serverOptions.open(run.reportDir(), deadline, true)) {
             report.setting("server", server.describe());
             out.println("server: " + server.describe());
@@ -123,19 +99,13 @@ final class RestartScenario {
                          PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                 report.setting("clientTransport", fleet.transport());
                 long t0 = System.nanoTime();
-                List<ClientRecord> notConnected = fleet.await(ClientRecord::subscribed, CONNECT_TIMEOUT, deadline);
-                deadline.check("connecting the clients");
-                report.check("all clients connected and subscribed", notConnected.isEmpty(),
-                        String.format(Locale.ROOT, "%d/%d within %.1f s", f.clients() - notConnected.size(),
-                                f.clients(), (System.nanoTime() - t0) / 1e9));
-                out.printf(Locale.ROOT, "connected %d/%d clients on %d topics in %.1f s%n",
-                        f.clients() - notConnected.size(), f.clients(), f.topics(), (System.nanoTime() - t0) / 1e9);
-                if (!notConnected.isEmpty()) {
+                if (!fleet.awaitConnected(t0, CONNECT_TIMEOUT, deadline, f.topics(), report, out,
+                        "all clients connected and subscribed", "clients", "topics").all()) {
                     return;
                 }
 
                 publisher.start();
-                sleep(plan.steady(), deadline);
+                deadline.sleep(plan.steady());
                 List<RestartTiming> timings = new ArrayList<>();
                 List<ReconnectStats> waves = new ArrayList<>();
                 for (int i = 0; i < plan.modes().size(); i++) {
@@ -158,7 +128,7 @@ final class RestartScenario {
                     if (!missing.isEmpty()) {
                         log.warn("{} clients did not reconnect within {}", missing.size(), plan.reconnectTimeout());
                     }
-                    sleep(plan.steady(), deadline);
+                    deadline.sleep(plan.steady());
                 }
                 reconnectChecks(fleet, timings, waves);
 
@@ -173,7 +143,7 @@ final class RestartScenario {
                     heads.put(t, publisher.head(t));
                 }
                 long c0 = System.nanoTime();
-                List<ClientRecord> behind = fleet.await(c -> caughtUp(c, heads.get(c.topic())), plan.catchUpTimeout(),
+                List<ClientRecord> behind = fleet.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())), plan.catchUpTimeout(),
                         deadline);
                 deadline.check("waiting for the clients to catch up");
                 report.check("every client caught up", behind.isEmpty(), behind.isEmpty()
@@ -199,11 +169,6 @@ final class RestartScenario {
                 out.println("closing the clients and stopping the server");
             }
         }
-    }
-
-    private static boolean caughtUp(ClientRecord c, EventId head) {
-        long from = c.firstHead() == null ? 0 : c.firstHead().seq();
-        return head == null || head.seq() <= from || c.lastSeq() >= head.seq();
     }
 
     private void reconnectChecks(ClientFleet fleet, List<RestartTiming> timings, List<ReconnectStats> waves) {
@@ -296,11 +261,6 @@ final class RestartScenario {
                 .put("issued", s.issued()).put("created", s.created()).put("deduplicated", s.deduplicated())
                 .put("retries", s.retries()).put("refused503", s.refused503()).put("ioErrors", s.ioErrors())
                 .put("gaveUp", s.gaveUp()).put("rejected", s.rejected()).put("skipped", s.skipped());
-    }
-
-    private static void sleep(Duration d, Deadline deadline) throws InterruptedException {
-        Thread.sleep(deadline.cap(d).toMillis());
-        deadline.check("running");
     }
 
     private static String pct(double share) {

@@ -5,6 +5,8 @@ import io.pushd.client.ClientState;
 import io.pushd.client.PushClientOptions;
 import io.pushd.loadtest.Deadline;
 import io.pushd.loadtest.DurationConverter;
+import io.pushd.loadtest.OptionDefaults;
+import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.RunOptions;
 import io.pushd.loadtest.fleet.ClientFleet;
 import io.pushd.loadtest.fleet.ClientRecord;
@@ -15,7 +17,7 @@ import io.pushd.loadtest.publish.PublishStats;
 import io.pushd.loadtest.publish.Publisher;
 import io.pushd.loadtest.report.BarChart;
 import io.pushd.loadtest.report.Report;
-import io.pushd.loadtest.report.ReportWriter;
+import io.pushd.loadtest.report.ReportedRun;
 import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.RestartMode;
 import io.pushd.loadtest.server.RestartTiming;
@@ -32,7 +34,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,17 +108,9 @@ public final class StormCommand implements Callable<Integer> {
     RunOptions run;
 
     /** 2,000 clients, connected at 400/s so the initial connect stays under the handshake limit. */
-    public static final class Defaults implements CommandLine.IDefaultValueProvider {
-        @Override
-        public String defaultValue(CommandLine.Model.ArgSpec arg) {
-            if (arg instanceof CommandLine.Model.OptionSpec o) {
-                return switch (o.longestName()) {
-                    case "--clients" -> "2000";
-                    case "--connect-rate" -> "400";
-                    default -> null;
-                };
-            }
-            return null;
+    public static final class Defaults extends OptionDefaults {
+        public Defaults() {
+            super(Map.of("--clients", "2000", "--connect-rate", "400"));
         }
     }
 
@@ -145,9 +138,7 @@ public final class StormCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         FleetSpec f = fleet.spec();
-        if (!(rate > 0 && rate <= 100_000)) {
-            throw usage("--rate must be > 0 and <= 100000: " + rate);
-        }
+        Commands.checkRate(spec, rate);
         if (handshakeLimit < 0) {
             throw usage("--handshake-limit must be >= 0: " + handshakeLimit);
         }
@@ -160,13 +151,11 @@ public final class StormCommand implements Callable<Integer> {
             sets.setValue(withLimit);
         }
         server.validate(true);
-        String commandLine = "push-loadtest "
-                + String.join(" ", spec.commandLine().getParseResult().originalArgs());
-        return new Run(f, commandLine, System.out).run() ? 0 : 1;
+        return new Run(f, Commands.commandLine(spec), System.out).run() ? 0 : 1;
     }
 
     private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
+        return Commands.usage(spec, message);
     }
 
     /** What one phase measured. */
@@ -184,7 +173,7 @@ public final class StormCommand implements Callable<Integer> {
         private final FleetSpec f;
         private final PrintStream out;
         private final Report report;
-        private final String runId = Long.toString(ThreadLocalRandom.current().nextLong(1L << 40, 1L << 41), 36);
+        private final String runId = ReportedRun.newRunId();
         private final AtomicBoolean noJitter = new AtomicBoolean();
 
         Run(FleetSpec f, String commandLine, PrintStream out) {
@@ -197,7 +186,7 @@ public final class StormCommand implements Callable<Integer> {
 
         boolean run() throws Exception {
             Deadline deadline = Deadline.in(run.timeout());
-            report.setting("clients", f.clients())
+            ReportedRun.commonSettings(report.setting("clients", f.clients())
                     .setting("topics", f.topics())
                     .setting("ratePerSecond", rate)
                     .setting("handshakeLimitPerSecond", handshakeLimit)
@@ -207,32 +196,12 @@ public final class StormCommand implements Callable<Integer> {
                     .setting("steadyMs", steady.toMillis())
                     .setting("phaseTimeoutMs", phaseTimeout.toMillis())
                     .setting("clientThreads", f.clientThreads())
-                    .setting("connectRate", f.connectRate())
-                    .setting("timeoutMs", run.timeout().toMillis())
-                    .setting("runId", runId)
-                    .setting("cores", Runtime.getRuntime().availableProcessors())
-                    .setting("java", System.getProperty("java.version"));
-            try {
-                execute(deadline);
-            } catch (Deadline.Expired e) {
-                report.check("finished within --timeout", false, e.getMessage());
-            } catch (RuntimeException e) {
-                log.error("the run broke", e);
-                report.check("run completed", false, e.toString());
-            } finally {
-                report.finish();
-                ReportWriter.write(report, run.reportDir());
-            }
-            ReportWriter.printSummary(report, out);
-            out.println("  report: " + run.reportDir().toAbsolutePath().normalize().resolve(ReportWriter.HTML_FILE));
-            return report.passed();
+                    .setting("connectRate", f.connectRate()), run, runId);
+            return ReportedRun.run(report, run, deadline, out, log, this::execute);
         }
 
         private void execute(Deadline deadline) throws Exception {
-            List<String> topics = new ArrayList<>();
-            for (int i = 0; i < f.topics(); i++) {
-                topics.add("st-" + runId + "-" + i);
-            }
+            List<String> topics = Publisher.topicNames("st-" + runId, f.topics());
             Backoff fixed = (attempt, hint) -> stormDelay;
             Backoff jittered = Backoff.exponential(PushClientOptions.DEFAULT_BASE_DELAY,
                     PushClientOptions.DEFAULT_MAX_DELAY, PushClientOptions.DEFAULT_MAX_HINT, null);
@@ -247,21 +216,15 @@ public final class StormCommand implements Callable<Integer> {
                      Publisher publisher = new Publisher(srv.httpBase(), topics, rate, "st-" + runId,
                              PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                     report.setting("clientTransport", clients.transport());
-                    List<ClientRecord> notConnected = clients.await(ClientRecord::subscribed, CONNECT_TIMEOUT, deadline);
-                    deadline.check("connecting the clients");
-                    report.check("all clients connected", notConnected.isEmpty(), String.format(Locale.ROOT,
-                            "%d/%d within %.1f s", f.clients() - notConnected.size(), f.clients(),
-                            (System.nanoTime() - c0) / 1e9));
-                    out.printf(Locale.ROOT, "connected %d/%d clients on %d topics in %.1f s%n",
-                            f.clients() - notConnected.size(), f.clients(), f.topics(), (System.nanoTime() - c0) / 1e9);
-                    if (!notConnected.isEmpty()) {
+                    if (!clients.awaitConnected(c0, CONNECT_TIMEOUT, deadline, f.topics(), report, out,
+                            "all clients connected", "clients", "topics").all()) {
                         return;
                     }
                     publisher.start();
                     List<PhaseResult> results = new ArrayList<>();
                     for (Phase phase : Phase.values()) {
                         noJitter.set(phase.noJitter);
-                        sleep(steady, deadline);
+                        deadline.sleep(steady);
                         PhaseResult r = phase(phase, srv, clients, publisher, topics, deadline);
                         results.add(r);
                         if (r.back() < r.clients() || r.caughtUpMs() < 0) {
@@ -500,11 +463,6 @@ public final class StormCommand implements Callable<Integer> {
             }
         }
         return heads;
-    }
-
-    private static void sleep(Duration d, Deadline deadline) throws InterruptedException {
-        Thread.sleep(deadline.cap(d).toMillis());
-        deadline.check("running");
     }
 
     private static double round2(double v) {
