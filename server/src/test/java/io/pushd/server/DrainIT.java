@@ -61,6 +61,34 @@ class DrainIT {
     }
 
     @Test
+    void aSecondSigtermForcesTheExitAndLosesNothingAcknowledged() throws Exception {
+        Path data = tmp.resolve("forced");
+        int port = ServerProcess.freePort();
+        // a long balancer grace keeps the drain busy, so the second signal has something to cut short
+        ServerProcess server = servers.start(tmp, port, data, "drain.lbGrace=20s", "drain.deadline=25s");
+        List<String> acknowledged = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            Http.Response r = Http.publish(port, "forced", "{\"n\":" + i + "}");
+            assertThat(r.status()).isEqualTo(201);
+            acknowledged.add(r.json().path("id").asText());
+        }
+        server.sigterm();
+        Thread.sleep(500);
+        assertThat(server.isAlive()).as("still draining after the first SIGTERM").isTrue();
+        long t0 = System.nanoTime();
+        server.sigterm();
+        assertThat(server.awaitExit(Duration.ofSeconds(5))).isZero();
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+        assertThat(server.output()).contains("forced exit: second signal");
+
+        ServerProcess again = servers.start(tmp, port, data);
+        Http.Response info = Http.get(port, "/v1/topics/forced");
+        assertThat(info.json().path("head").asText()).isEqualTo(acknowledged.get(acknowledged.size() - 1));
+        assertThat(info.json().path("oldest").asText()).isEqualTo(acknowledged.get(0));
+        assertThat(again.isAlive()).isTrue();
+    }
+
+    @Test
     void sigtermDrainsReadinessThenWorkThenClosesEveryClientWithSpreadRetryHintsAndLosesNothing()
             throws Exception {
         Path data = tmp.resolve("data");
