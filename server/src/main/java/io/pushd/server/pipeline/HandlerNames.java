@@ -4,7 +4,7 @@ package io.pushd.server.pipeline;
  * Names of the handlers {@link PushServerInitializer} installs, in pipeline order (head → tail):
  *
  * <pre>
- *   flush-consolidation   FlushConsolidationHandler   batches flushes of fan-out and replay
+ *   flush-consolidation   FlushConsolidationHandler   batches flushes made while reading
  *   http-codec            HttpServerCodec             (replaced by the WebSocket codec on upgrade)
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
