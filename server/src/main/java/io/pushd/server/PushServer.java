@@ -75,7 +75,6 @@ public final class PushServer implements AutoCloseable {
     private final ServerMetrics metrics;
     private final Channel serverChannel;
     private final String transport;
-    private final long startupMillis;
 
     /** Starts a server with the system clock. */
     public static PushServer start(ServerConfig config) throws InterruptedException {
@@ -148,7 +147,7 @@ public final class PushServer implements AutoCloseable {
         housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(liveChannels.size()),
                 CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         lifecycle.advanceTo(ServerState.READY);
-        this.startupMillis = (System.nanoTime() - t0) / 1_000_000;
+        long startupMillis = (System.nanoTime() - t0) / 1_000_000;
         log.info("push server ready on {} ({}), epoch {}, {} events recovered in {} ms", serverChannel.localAddress(),
                 transport, store.epoch(), store.recoveredEvents(), startupMillis);
     }
@@ -167,10 +166,6 @@ public final class PushServer implements AutoCloseable {
 
     public String transport() {
         return transport;
-    }
-
-    public long startupMillis() {
-        return startupMillis;
     }
 
     public ChronicleEventStore store() {

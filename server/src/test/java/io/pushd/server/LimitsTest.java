@@ -53,10 +53,6 @@ class LimitsTest {
                 maxConnections, maxPerIp, handshakesPerSecond, handshakeTimeout, slowConsumer, inboundPerSecond, false);
     }
 
-    private static ServerConfig.Limits defaults(ServerConfig c) {
-        return c.limits();
-    }
-
     @Test
     void connectionsOverMaxConnectionsAreClosedWith1013AndAHintWhileTheFirstKeepWorking() throws Exception {
         start(c -> c.withLimits(limits(c, 50, 1000, 10_000, Duration.ofSeconds(10), Duration.ofSeconds(30), 100)));

@@ -84,12 +84,12 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                         server.metrics().scrape(), "text/plain; version=0.0.4; charset=utf-8")));
             } else if (path.equals("/healthz")) {
                 onlyGet(ctx, req, () -> reply(ctx, req, HttpResponses.json(HttpResponseStatus.OK,
-                        status("up", null))));
+                        status("up"))));
             } else if (path.equals("/readyz")) {
                 onlyGet(ctx, req, () -> reply(ctx, req, server.lifecycle().isReady()
-                        ? HttpResponses.json(HttpResponseStatus.OK, status("ready", null))
+                        ? HttpResponses.json(HttpResponseStatus.OK, status("ready"))
                         : withRetryAfter(HttpResponses.json(HttpResponseStatus.SERVICE_UNAVAILABLE,
-                                status(server.lifecycle().state().name().toLowerCase(), null)))));
+                                status(server.lifecycle().state().name().toLowerCase())))));
             } else if (path.startsWith(TOPICS_PREFIX)) {
                 topics(ctx, req, path.substring(TOPICS_PREFIX.length()));
             } else {
@@ -135,8 +135,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         String epoch = server.store().epoch();
         body.put("topic", topic);
         body.put("epoch", epoch);
-        body.put("head", range.head() == 0 ? null : new EventId(epoch, range.head()).toString());
-        body.put("oldest", range.oldest() == 0 ? null : new EventId(epoch, range.oldest()).toString());
+        body.put("head", range.headId(epoch) == null ? null : range.headId(epoch).toString());
+        body.put("oldest", range.oldestId(epoch) == null ? null : range.oldestId(epoch).toString());
         reply(ctx, req, HttpResponses.json(HttpResponseStatus.OK, body));
     }
 
@@ -303,13 +303,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         return res;
     }
 
-    private static Object status(String status, String detail) {
-        var body = ProtocolCodec.mapper().createObjectNode();
-        body.put("status", status);
-        if (detail != null) {
-            body.put("detail", detail);
-        }
-        return body;
+    private static Object status(String status) {
+        return ProtocolCodec.mapper().createObjectNode().put("status", status);
     }
 
     private static void reply(ChannelHandlerContext ctx, FullHttpRequest req, FullHttpResponse res) {

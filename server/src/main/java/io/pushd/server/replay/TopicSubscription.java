@@ -38,7 +38,6 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private Mode mode = Mode.LIVE;
     private long lastSeq;
     private boolean stepScheduled;
-    private long replayed;
 
     public TopicSubscription(String topic, Channel channel, EventStore store, TopicHub hub, ServerMetrics metrics) {
         this.topic = topic;
@@ -52,11 +51,6 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         return topic;
     }
 
-    /** Events this subscription read from the store rather than the live path. */
-    public long replayed() {
-        return replayed;
-    }
-
     /**
      * Registers for live events, then sends {@code subscribed}, a {@code reset} when the request
      * cannot be replayed completely, and starts the replay. Event loop only.
@@ -66,9 +60,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         metrics.subscribed();
         TopicRange range = store.range(topic);
         String epoch = store.epoch();
-        EventId head = range.head() == 0 ? null : new EventId(epoch, range.head());
-        EventId oldest = range.oldest() == 0 ? null : new EventId(epoch, range.oldest());
-        write(ProtocolCodec.encode(new ServerMessage.Subscribed(topic, head, oldest, epoch)));
+        write(ProtocolCodec.encode(new ServerMessage.Subscribed(topic, range.headId(epoch), range.oldestId(epoch),
+                epoch)));
         lastSeq = range.head();
         if (after != null) {
             ResetReason reset = null;
@@ -196,7 +189,6 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             return;
         }
         lastSeq = seq;
-        replayed++;
         byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(store.epoch(), seq), ts, data);
         ByteBuf buf = channel.alloc().directBuffer(frame.length).writeBytes(frame);
         metrics.delivered(frame.length, true);
