@@ -151,6 +151,7 @@ public final class StorageGuard implements AutoCloseable {
         }
         switch (allocator.allocate(handle, reservedTo, target - reservedTo)) {
             case OK -> {
+                free -= target - reservedTo; // taken by us: the cached reading stays honest until the next one
                 reservedTo = target;
                 return true;
             }
