@@ -17,6 +17,7 @@ public final class ErrorCodes {
     public static final String BAD_REQUEST = "bad_request";
     public static final String ORIGIN_NOT_ALLOWED = "origin_not_allowed";
     public static final String INTERNAL = "internal";
+    public static final String STORAGE_FULL = "storage_full";
 
     private ErrorCodes() {
     }

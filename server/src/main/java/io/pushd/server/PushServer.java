@@ -91,7 +91,7 @@ public final class PushServer implements AutoCloseable {
         this.config = config;
         ServerConfig.Store sc = config.store();
         this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
-                sc.dedupeWindow(), sc.fsync(), clock);
+                sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
         this.metrics = new ServerMetrics();
         this.hub = new TopicHub(store.epoch(), PooledByteBufAllocator.DEFAULT, metrics);
         this.publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics,
@@ -103,6 +103,10 @@ public final class PushServer implements AutoCloseable {
             return ts < 0 ? Double.NaN : (clock.currentTimeMillis() - ts) / 1000.0;
         });
         metrics.gauge("push.topics", "topics in this epoch", null, store, s -> s.topicCount());
+        metrics.gauge("push.store.writable", "1 while publishes are stored, 0 while refused for want of disk space",
+                null, store, s -> s.writable() ? 1 : 0);
+        metrics.gauge("push.store.free", "usable space of the data directory's file system", "bytes",
+                store.storage(), g -> g.freeBytes());
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "push-housekeeping");
             t.setDaemon(true);

@@ -79,12 +79,14 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
     /** The event history on disk. */
     public record Store(String dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
-                        boolean fsync, Duration retentionCheckInterval) {
+                        boolean fsync, Duration retentionCheckInterval, long minFreeBytes) {
         public static final String DEFAULT_DATA_DIR = "./data";
         public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(24);
         public static final long DEFAULT_RETENTION_COUNT = 100_000;
         public static final Duration DEFAULT_DEDUPE_WINDOW = Duration.ofHours(24);
         public static final Duration DEFAULT_RETENTION_CHECK_INTERVAL = Duration.ofMinutes(1);
+        /** Publishes are refused (507) rather than leave less than this free on the data directory's disk. */
+        public static final long DEFAULT_MIN_FREE_BYTES = 64L << 20;
 
         public Store {
             require(dataDir != null && !dataDir.isBlank(), "store.dataDir", dataDir, "a directory path");
@@ -95,23 +97,31 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     ">= 0");
             require(retentionCheckInterval != null && retentionCheckInterval.toMillis() >= 10,
                     "store.retentionCheckInterval", retentionCheckInterval, ">= 10ms");
+            require(minFreeBytes >= 0, "store.minFreeBytes", minFreeBytes, ">= 0 bytes");
         }
 
         public static Store defaults() {
             return new Store(DEFAULT_DATA_DIR, DEFAULT_RETENTION_AGE, DEFAULT_RETENTION_COUNT,
-                    DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL);
+                    DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL, DEFAULT_MIN_FREE_BYTES);
         }
 
         public Store withDataDir(String d) {
-            return new Store(d, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval);
+            return new Store(d, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval,
+                    minFreeBytes);
         }
 
         public Store withRetention(Duration age, long count) {
-            return new Store(dataDir, age, count, dedupeWindow, fsync, retentionCheckInterval);
+            return new Store(dataDir, age, count, dedupeWindow, fsync, retentionCheckInterval, minFreeBytes);
         }
 
         public Store withFsync(boolean f) {
-            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, f, retentionCheckInterval);
+            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, f, retentionCheckInterval,
+                    minFreeBytes);
+        }
+
+        public Store withMinFreeBytes(long bytes) {
+            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval,
+                    bytes);
         }
     }
 

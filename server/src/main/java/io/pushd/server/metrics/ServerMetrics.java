@@ -45,6 +45,7 @@ public final class ServerMetrics {
     private final AtomicInteger subscriptions = new AtomicInteger();
     private final Counter published;
     private final Counter publishDeduplicated;
+    private final Counter refusedForStorage;
     private final Counter framesDelivered;
     private final Counter bytesDelivered;
     private final Counter replayed;
@@ -71,6 +72,8 @@ public final class ServerMetrics {
         published = Counter.builder("push.events.published").description("events appended").register(registry);
         publishDeduplicated = Counter.builder("push.events.deduplicated")
                 .description("publishes answered from an earlier Idempotency-Key").register(registry);
+        refusedForStorage = Counter.builder("push.store.refused.publishes")
+                .description("publishes refused (507 storage_full) because the disk had no room").register(registry);
         framesDelivered = Counter.builder("push.frames.delivered").description("event frames written to clients")
                 .register(registry);
         bytesDelivered = Counter.builder("push.delivered").baseUnit("bytes")
@@ -151,6 +154,10 @@ public final class ServerMetrics {
 
     public void deduplicated() {
         publishDeduplicated.increment();
+    }
+
+    public void refusedForStorage() {
+        refusedForStorage.increment();
     }
 
     public void delivered(int bytes, boolean fromStore) {

@@ -20,6 +20,7 @@ import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.SubscriptionRequest;
 import io.pushd.protocol.TopicName;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.store.StorageFullException;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.Publisher;
 import java.nio.charset.StandardCharsets;
@@ -47,6 +48,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     static final String LIVE_PATH = "/v1/live";
     private static final String TOPICS_PREFIX = "/v1/topics/";
     private static final String RETRY_AFTER_SECONDS = "1";
+    /** Space comes back by an operator or by retention, not within a second. */
+    private static final String STORAGE_RETRY_AFTER_SECONDS = "5";
 
     private final ServerContext server;
     /**
@@ -87,7 +90,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                         status("up"))));
             } else if (path.equals("/readyz")) {
                 onlyGet(ctx, req, () -> reply(ctx, req, server.lifecycle().isReady()
-                        ? HttpResponses.json(HttpResponseStatus.OK, status("ready"))
+                        ? HttpResponses.json(HttpResponseStatus.OK, ProtocolCodec.mapper().createObjectNode()
+                                .put("status", "ready") // still ready when the disk is full: subscribers are served
+                                .put("store", server.store().writable() ? "writable" : "full"))
                         : withRetryAfter(HttpResponses.json(HttpResponseStatus.SERVICE_UNAVAILABLE,
                                 status(server.lifecycle().state().name().toLowerCase())))));
             } else if (path.startsWith(TOPICS_PREFIX)) {
@@ -173,6 +178,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             FullHttpResponse res;
             if (failure != null) {
                 res = failure instanceof RejectedExecutionException ? notAccepting()
+                        : failure instanceof StorageFullException ? storageFull()
                         : HttpResponses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL,
                                 "the event was not stored");
             } else {
@@ -296,6 +302,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private static FullHttpResponse notAccepting() {
         return withRetryAfter(HttpResponses.error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.NOT_ACCEPTING,
                 "the server is not accepting new work; retry later"));
+    }
+
+    /** 507: the event was not stored (the disk is full); nothing was acknowledged, retrying is safe. */
+    private static FullHttpResponse storageFull() {
+        FullHttpResponse res = HttpResponses.error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+                "the event was not stored: the server's disk is full; retry later");
+        res.headers().set(HttpHeaderNames.RETRY_AFTER, STORAGE_RETRY_AFTER_SECONDS);
+        return res;
     }
 
     private static FullHttpResponse withRetryAfter(FullHttpResponse res) {

@@ -68,6 +68,7 @@ public final class ChronicleEventStore implements EventStore {
     private final ThreadLocal<ReadState> readers;
     private final DateTimeFormatter cycleFileFormat;
     private final long recoveredEvents;
+    private final StorageGuard storage;
     private volatile boolean closed;
 
     /** Per-thread read state: a tailer and scratch arrays, so reads allocate little. */
@@ -87,8 +88,21 @@ public final class ChronicleEventStore implements EventStore {
 
     private final java.util.ArrayList<Pending> pending = new java.util.ArrayList<>();
 
+    /** A store with no free-space watermark (blocks are still reserved ahead of the writer). */
     public ChronicleEventStore(Path dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
                                boolean fsync, TimeProvider clock) {
+        this(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, clock, 0);
+    }
+
+    /** @param minFreeBytes appends are refused while less than this would stay free on the data directory's disk */
+    public ChronicleEventStore(Path dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
+                               boolean fsync, TimeProvider clock, long minFreeBytes) {
+        this(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, clock,
+                d -> StorageGuard.forDirectory(d, minFreeBytes));
+    }
+
+    ChronicleEventStore(Path dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
+                        boolean fsync, TimeProvider clock, java.util.function.Function<Path, StorageGuard> guard) {
         this.dataDir = dataDir;
         this.logDir = dataDir.resolve("log");
         this.fsync = fsync;
@@ -111,6 +125,8 @@ public final class ChronicleEventStore implements EventStore {
             builder.syncMode(SyncMode.SYNC);
         }
         this.queue = builder.build();
+        this.storage = guard.apply(dataDir);
+        storage.reserveWholeFile(logDir.resolve("metadata.cq4t")); // written in place, e.g. at each roll
         this.appender = queue.createAppender();
         // The single writer thread may differ from the constructing thread; writes are serialised by the caller.
         this.appender.singleThreadedCheckDisabled(true);
@@ -138,23 +154,19 @@ public final class ChronicleEventStore implements EventStore {
 
     @Override
     public long append(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data) {
+        long bytes = recordBytes(topic, idempotencyKey, data);
+        // A roll creates a file whose blocks cannot be reserved beforehand: the guard checks for room instead.
+        boolean newFile = appender.currentFile() == null || appender.cycle() != queue.cycle();
+        if (!storage.tryReserve(bytes, newFile)) {
+            throw new StorageFullException("no room on disk for the event (store.minFreeBytes: "
+                    + storage.minFreeBytes() + ", free: " + storage.freeBytes() + " bytes)");
+        }
         TopicIndex index = topics.computeIfAbsent(topic, t -> new TopicIndex());
         if (seq <= index.head() || (!pending.isEmpty() && seq <= lastPendingSeq(index))) {
             throw new IllegalArgumentException("topic " + topic + ": sequence " + seq + " is not after head "
                     + index.head());
         }
-        long position;
-        try (DocumentContext dc = appender.writingDocument()) {
-            Bytes<?> b = dc.wire().bytes();
-            b.writeByte(RECORD_EVENT);
-            b.writeUtf8(topic);
-            b.writeLong(seq);
-            b.writeLong(timestampMillis);
-            b.writeUtf8(idempotencyKey);
-            b.writeInt(data.length);
-            b.write(data);
-            position = dc.index();
-        }
+        long position = write(topic, seq, timestampMillis, idempotencyKey, data, bytes);
         if (fsync) {
             // Readers must not see what a power loss could still take back: a client that saw it
             // would resume after a number the next run hands out again.
@@ -166,6 +178,86 @@ public final class ChronicleEventStore implements EventStore {
             idempotency.put(topic, idempotencyKey, seq, timestampMillis, clock.currentTimeMillis());
         }
         return position;
+    }
+
+    /**
+     * Writes one excerpt. Its pages are touched (non-destructively) from the last one back before
+     * anything is written, so a fault that slips past the guard happens while the excerpt holds
+     * nothing but its header, which the rollback can then clear: a half-written excerpt would
+     * block every reader behind it. Returns the excerpt's index, or throws {@link StorageFullException}
+     * when it was not committed.
+     */
+    private long write(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data,
+                       long bytes) {
+        long position = Long.MIN_VALUE;
+        long end = 0;
+        try {
+            try (DocumentContext dc = appender.writingDocument()) {
+                try {
+                    Bytes<?> b = dc.wire().bytes();
+                    touch(b, b.writePosition(), b.writePosition() + bytes);
+                    b.writeByte(RECORD_EVENT);
+                    b.writeUtf8(topic);
+                    b.writeLong(seq);
+                    b.writeLong(timestampMillis);
+                    b.writeUtf8(idempotencyKey);
+                    b.writeInt(data.length);
+                    b.write(data);
+                    end = b.writePosition();
+                    position = dc.index();
+                } catch (Throwable t) {
+                    dc.rollbackOnClose();
+                    throw t;
+                }
+            }
+        } catch (Throwable t) {
+            storage.faulted(t);
+            if (position != Long.MIN_VALUE && lastIndexAppended() == position) {
+                // Committed; what failed came after (Chronicle's index): the event is stored and readable.
+                log.warn("event {} of topic {} was stored, but writing the log's index failed", seq, topic, t);
+            } else {
+                throw new StorageFullException("the event could not be written to the log: " + t, t);
+            }
+        }
+        storage.appended(appender.currentFile(), end);
+        return position;
+    }
+
+    private long lastIndexAppended() {
+        try {
+            return appender.lastIndexAppended();
+        } catch (IllegalStateException nothingAppended) {
+            return Long.MIN_VALUE;
+        }
+    }
+
+    /** Writes to one int of every page of [from, to) without changing it: allocates the pages, last first. */
+    private static void touch(Bytes<?> b, long from, long to) {
+        long first = from & ~(PAGE - 1);
+        for (long p = (to - 1) & ~(PAGE - 1); p >= first; p -= PAGE) {
+            if (p >= from) {
+                b.compareAndSwapInt(p, 0, 0);
+            }
+        }
+    }
+
+    private static final long PAGE = 4096;
+
+    /** An upper bound of an excerpt's size: header, record fields (UTF-8 at most 3 bytes a char), data. */
+    private static long recordBytes(String topic, String idempotencyKey, byte[] data) {
+        int keyChars = idempotencyKey == null ? 0 : idempotencyKey.length();
+        return 64 + 3L * (topic.length() + keyChars) + data.length;
+    }
+
+    /** False while appends are refused for want of disk space. */
+    @Override
+    public boolean writable() {
+        return storage.writable();
+    }
+
+    /** Free space and writability of the data directory's disk, for metrics. */
+    public StorageGuard storage() {
+        return storage;
     }
 
     @Override
@@ -365,6 +457,7 @@ public final class ChronicleEventStore implements EventStore {
         try {
             sync();
             queue.close();
+            storage.close();
             Files.deleteIfExists(dataDir.resolve(RUNNING_MARKER)); // a clean stop
         } catch (IOException e) {
             log.warn("could not remove {}", dataDir.resolve(RUNNING_MARKER), e);

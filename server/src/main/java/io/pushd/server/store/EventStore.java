@@ -15,7 +15,8 @@ public interface EventStore extends Closeable {
 
     /**
      * Appends one event. {@code seq} must be greater than the topic's head. Returns the position
-     * of the event in the log.
+     * of the event in the log. Throws {@link StorageFullException} when the disk has no room for
+     * it: then nothing was stored and {@code seq} may be handed out again.
      */
     long append(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data);
 
@@ -46,6 +47,11 @@ public interface EventStore extends Closeable {
 
     /** Bytes of log files on disk. */
     long diskBytes();
+
+    /** False while appends are refused for want of disk space (reads still work). */
+    default boolean writable() {
+        return true;
+    }
 
     /** Receives events read from the store; {@code data} is the compact JSON that was published. */
     @FunctionalInterface

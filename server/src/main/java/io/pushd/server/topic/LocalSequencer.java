@@ -16,4 +16,9 @@ public final class LocalSequencer implements Sequencer {
     public long next(String topic) {
         return heads.merge(topic, 1L, Long::sum);
     }
+
+    @Override
+    public void release(String topic, long seq) {
+        heads.computeIfPresent(topic, (t, head) -> head == seq ? seq - 1 : head);
+    }
 }

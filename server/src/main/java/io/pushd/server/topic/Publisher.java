@@ -2,6 +2,7 @@ package io.pushd.server.topic;
 
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.EventStore;
+import io.pushd.server.store.StorageFullException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -122,10 +123,18 @@ public final class Publisher implements AutoCloseable {
                         }
                         long seq = sequencer.next(r.topic());
                         long ts = clock.getAsLong();
-                        store.append(r.topic(), seq, ts, r.key(), r.data());
+                        try {
+                            store.append(r.topic(), seq, ts, r.key(), r.data());
+                        } catch (RuntimeException e) {
+                            sequencer.release(r.topic(), seq); // nothing was stored: the number is not used
+                            throw e;
+                        }
                         appended.add(r);
                         results.add(new Result(seq, true));
                         timestamps.add(ts);
+                    } catch (StorageFullException e) {
+                        metrics.refusedForStorage(); // the store logs the change of state, once
+                        r.answer().completeExceptionally(e);
                     } catch (RuntimeException e) {
                         log.error("append to topic {} failed", r.topic(), e);
                         r.answer().completeExceptionally(e);

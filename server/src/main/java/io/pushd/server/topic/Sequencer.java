@@ -8,4 +8,10 @@ package io.pushd.server.topic;
 public interface Sequencer {
 
     long next(String topic);
+
+    /**
+     * The append of {@code seq}, the last number {@link #next} gave {@code topic}, failed: hand it
+     * out again, so a refused publish burns no number.
+     */
+    void release(String topic, long seq);
 }

@@ -25,6 +25,17 @@ class LocalSequencerTest {
     }
 
     @Test
+    void aReleasedNumberIsHandedOutAgain() {
+        LocalSequencer s = new LocalSequencer(Map.of("a", 41L));
+
+        long refused = s.next("a");
+        s.release("a", refused);
+        assertThat(s.next("a")).isEqualTo(42);
+        s.release("a", 7); // not the last number handed out: nothing changes
+        assertThat(s.next("a")).isEqualTo(43);
+    }
+
+    @Test
     void topicsCountIndependently() {
         LocalSequencer s = new LocalSequencer(Map.of());
 

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.store.EventStore;
+import io.pushd.server.store.StorageFullException;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.metrics.ServerMetrics;
 import java.nio.charset.StandardCharsets;
@@ -197,6 +199,94 @@ class PublisherTest {
             assertThat(f.get().created()).isTrue();
         }
         assertThat(store.range("t")).isEqualTo(new TopicRange(200, 1));
+    }
+
+    /** The real store, except that appends are refused for want of space while {@code full} is set. */
+    static final class FillableStore implements EventStore {
+        final EventStore real;
+        volatile boolean full;
+
+        FillableStore(EventStore real) {
+            this.real = real;
+        }
+
+        @Override
+        public long append(String topic, long seq, long ts, String key, byte[] data) {
+            if (full) {
+                throw new StorageFullException("no room on disk for the event");
+            }
+            return real.append(topic, seq, ts, key, data);
+        }
+
+        @Override
+        public String epoch() {
+            return real.epoch();
+        }
+
+        @Override
+        public void sync() {
+            real.sync();
+        }
+
+        @Override
+        public TopicRange range(String topic) {
+            return real.range(topic);
+        }
+
+        @Override
+        public Map<String, Long> heads() {
+            return real.heads();
+        }
+
+        @Override
+        public long findByIdempotencyKey(String topic, String key) {
+            return real.findByIdempotencyKey(topic, key);
+        }
+
+        @Override
+        public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+            return real.read(topic, afterSeq, max, visitor);
+        }
+
+        @Override
+        public void enforceRetention() {
+            real.enforceRetention();
+        }
+
+        @Override
+        public long diskBytes() {
+            return real.diskBytes();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void aPublishRefusedForStorageBurnsNoSequenceNumberAndIsCounted() throws Exception {
+        FillableStore fillable = new FillableStore(store);
+        Publisher p = new Publisher(fillable, new LocalSequencer(store.heads()), hub, metrics,
+                clock::currentTimeMillis, 64);
+        try {
+            assertThat(await(p.publish("s", json("1"), null)).seq()).isEqualTo(1);
+            fillable.full = true;
+            for (int i = 0; i < 3; i++) {
+                CompletableFuture<Publisher.Result> refused = p.publish("s", json("\"refused\""), "k" + i);
+                assertThat(refused).failsWithin(Duration.ofSeconds(30)).withThrowableOfType(ExecutionException.class)
+                        .havingCause().isInstanceOf(StorageFullException.class);
+            }
+            fillable.full = false;
+            assertThat(await(p.publish("s", json("2"), null)).seq()).as("the number the refused ones would have had")
+                    .isEqualTo(2);
+            assertThat(await(p.publish("s", json("3"), "k0")))
+                    .as("an Idempotency-Key of a refused publish was not remembered")
+                    .isEqualTo(new Publisher.Result(3, true));
+            assertThat(stored("s")).containsExactly(Map.entry(1L, "1"), Map.entry(2L, "2"), Map.entry(3L, "3"));
+            assertThat(metrics.scrape()).contains("push_store_refused_publishes_total 3.0");
+        } finally {
+            p.close();
+        }
     }
 
     @Test
