@@ -41,7 +41,8 @@ public final class AcceptErrorHandler extends ChannelInboundHandlerAdapter {
         metrics.connectionRefused(ServerMetrics.Refusal.ACCEPT_FAILED);
         long n = throttle.record(nowNanos);
         if (n > 0) {
-            log.warn("{} accept(s) failed in the last {} s, e.g.: {}", n, LOG_EVERY_SECONDS, cause.toString());
+            log.warn("{} accept(s) failed since the last report (at most one every {} s): {}", n, LOG_EVERY_SECONDS,
+                    cause.toString());
         }
     }
 }
