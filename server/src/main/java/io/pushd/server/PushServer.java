@@ -20,11 +20,14 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.pushd.protocol.CloseCode;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
+import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.ConnectionCountCheckpoint;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.lifecycle.ServerState;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.pipeline.AcceptErrorHandler;
+import io.pushd.server.pipeline.HandlerNames;
 import io.pushd.server.pipeline.PushServerInitializer;
 import io.pushd.server.pipeline.ServerContext;
 import io.pushd.server.pipeline.WebSocketClose;
@@ -32,6 +35,8 @@ import io.pushd.server.store.ChronicleEventStore;
 import io.pushd.server.topic.LocalSequencer;
 import io.pushd.server.topic.Publisher;
 import io.pushd.server.topic.TopicHub;
+import com.sun.management.UnixOperatingSystemMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -72,6 +77,7 @@ public final class PushServer implements AutoCloseable {
     private final ScheduledExecutorService housekeeping;
     private final ConnectionCountCheckpoint connectionCount;
     private final AdmissionControl admission;
+    private final ConnectionLimiter tcpConnections;
     private final ServerMetrics metrics;
     private final Channel serverChannel;
     private final String transport;
@@ -130,8 +136,15 @@ public final class PushServer implements AutoCloseable {
         if (config.reconnect().rampAfterStart() && expectedClients >= RAMP_MIN_CLIENTS) {
             admission.startRamp(expectedClients, retryWindowMillis(expectedClients));
         }
+        ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
         ServerContext context = new ServerContext(config, store, publisher, hub, lifecycle, liveChannels, admission,
-                new ClientAddress(config.security().trustedProxies()), metrics);
+                clientAddress, metrics);
+        long openFiles = openFileLimit();
+        this.tcpConnections = ConnectionLimiter.of(config.limits(), openFiles, clientAddress);
+        metrics.gauge("push.tcp.connections", "open TCP connections of every kind", null, tcpConnections,
+                ConnectionLimiter::connections);
+        log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", tcpConnections.maxTotal(),
+                tcpConnections.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
         try {
             this.serverChannel = new ServerBootstrap()
                     .group(bossGroup, workerGroup)
@@ -140,10 +153,12 @@ public final class PushServer implements AutoCloseable {
                     .option(ChannelOption.SO_BACKLOG, 4096)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 256 * 1024))
-                    .childHandler(new PushServerInitializer(context))
+                    .childHandler(new PushServerInitializer(context, tcpConnections))
                     .bind(new InetSocketAddress(config.server().host(), config.server().port()))
                     .sync()
                     .channel();
+            // after the bind, so it comes after Netty's acceptor (which pauses accepting after a failure)
+            serverChannel.pipeline().addLast(HandlerNames.ACCEPT_ERRORS, new AcceptErrorHandler(metrics));
         } catch (RuntimeException | InterruptedException e) {
             shutdownResources();
             throw e;
@@ -227,6 +242,12 @@ public final class PushServer implements AutoCloseable {
         liveChannels.newCloseFuture().awaitUninterruptibly(Math.min(closeWait, TimeUnit.SECONDS.toNanos(5)),
                 TimeUnit.NANOSECONDS);
         close();
+    }
+
+    /** RLIMIT_NOFILE of this process (the JVM raises the soft limit to the hard one), or -1. */
+    static long openFileLimit() {
+        return ManagementFactory.getOperatingSystemMXBean() instanceof UnixOperatingSystemMXBean unix
+                ? unix.getMaxFileDescriptorCount() : -1;
     }
 
     /** {@code max(drain.minWindow, connections / reconnect.targetRate)}, in milliseconds. */

@@ -58,11 +58,17 @@ public final class ClientAddress {
         return peerIp;
     }
 
+    /** Whether {@code peer} is one of {@code security.trustedProxies}. */
+    public boolean isTrustedProxy(java.net.InetAddress peer) {
+        return !trusted.isEmpty() && contains(peer.getAddress());
+    }
+
     private boolean isTrusted(String ip) {
         byte[] addr = literal(ip);
-        if (addr == null) {
-            return false;
-        }
+        return addr != null && contains(addr);
+    }
+
+    private boolean contains(byte[] addr) {
         for (Cidr c : trusted) {
             if (c.contains(addr)) {
                 return true;

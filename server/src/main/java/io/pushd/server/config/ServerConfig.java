@@ -128,7 +128,9 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     /** Bounds on what one client may send or hold. */
     public record Limits(int maxPublishBytes, int maxFrameBytes, int maxTopicsPerConnection, int maxConnections,
                          int maxConnectionsPerIp, int maxHandshakesPerSecond, Duration handshakeTimeout,
-                         Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate) {
+                         Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate,
+                         int maxTcpConnections, int maxTcpConnectionsPerAddress, Duration httpIdleTimeout,
+                         Duration httpMaxConnectionAge) {
         public static final int DEFAULT_MAX_PUBLISH_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_TOPICS_PER_CONNECTION = 100;
@@ -138,6 +140,13 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
         public static final Duration DEFAULT_SLOW_CONSUMER_TIMEOUT = Duration.ofSeconds(30);
         public static final int DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND = 100;
+        /** 0: the process's open-file limit minus a reserve (see PushServer). */
+        public static final int DEFAULT_MAX_TCP_CONNECTIONS = 0;
+        /** 0: 90 % of the TCP cap, so one address can never take the last tenth. */
+        public static final int DEFAULT_MAX_TCP_CONNECTIONS_PER_ADDRESS = 0;
+        /** Above nginx's upstream keepalive_timeout (5 s in the example), like handshakeTimeout was. */
+        public static final Duration DEFAULT_HTTP_IDLE_TIMEOUT = Duration.ofSeconds(10);
+        public static final Duration DEFAULT_HTTP_MAX_CONNECTION_AGE = Duration.ofMinutes(10);
 
         public Limits {
             require(maxPublishBytes >= 16 && maxPublishBytes <= 16 << 20, "limits.maxPublishBytes", maxPublishBytes,
@@ -155,26 +164,56 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     "limits.slowConsumerTimeout", slowConsumerTimeout, ">= 100ms");
             require(maxInboundMessagesPerSecond >= 1, "limits.maxInboundMessagesPerSecond",
                     maxInboundMessagesPerSecond, ">= 1");
+            require(maxTcpConnections >= 0, "limits.maxTcpConnections", maxTcpConnections,
+                    ">= 0 (0 = the open-file limit minus a reserve)");
+            require(maxTcpConnectionsPerAddress >= 0, "limits.maxTcpConnectionsPerAddress",
+                    maxTcpConnectionsPerAddress, ">= 0 (0 = 90 % of limits.maxTcpConnections)");
+            require(maxTcpConnections == 0 || maxTcpConnectionsPerAddress <= maxTcpConnections,
+                    "limits.maxTcpConnectionsPerAddress", maxTcpConnectionsPerAddress,
+                    "<= limits.maxTcpConnections (" + maxTcpConnections + ")");
+            require(httpIdleTimeout != null && httpIdleTimeout.toMillis() >= 100, "limits.httpIdleTimeout",
+                    httpIdleTimeout, ">= 100ms");
+            require(httpMaxConnectionAge != null && httpMaxConnectionAge.toMillis() >= 100,
+                    "limits.httpMaxConnectionAge", httpMaxConnectionAge, ">= 100ms");
         }
 
         public static Limits defaults() {
             return new Limits(DEFAULT_MAX_PUBLISH_BYTES, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TOPICS_PER_CONNECTION,
                     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MAX_HANDSHAKES_PER_SECOND,
                     DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND,
-                    false);
+                    false, DEFAULT_MAX_TCP_CONNECTIONS, DEFAULT_MAX_TCP_CONNECTIONS_PER_ADDRESS,
+                    DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE);
         }
 
         public Limits withMaxConnections(int n) {
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, n, maxConnectionsPerIp,
                     maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond,
-                    permessageDeflate);
+                    permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
+                    httpMaxConnectionAge);
+        }
+
+        /** The caps on TCP connections of every kind (0 = derived, see the constants). */
+        public Limits withTcpConnections(int total, int perAddress) {
+            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
+                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
+                    maxInboundMessagesPerSecond, permessageDeflate, total, perAddress, httpIdleTimeout,
+                    httpMaxConnectionAge);
+        }
+
+        /** How long a kept-alive HTTP connection may wait for its next request, and live in all. */
+        public Limits withHttpKeepAlive(Duration idleTimeout, Duration maxConnectionAge) {
+            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
+                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
+                    maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress,
+                    idleTimeout, maxConnectionAge);
         }
 
         /** Compression costs a deflate per subscriber (frames are no longer shared), so it is opt-in. */
         public Limits withPermessageDeflate(boolean on) {
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
                     maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, on);
+                    maxInboundMessagesPerSecond, on, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
+                    httpMaxConnectionAge);
         }
     }
 

@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -38,6 +39,10 @@ public final class ServerMetrics {
         REFUSED_DRAINING
     }
 
+    /** Why a TCP connection was refused or failed at accept. */
+    public enum Refusal { PER_ADDRESS, TOTAL, ACCEPT_FAILED }
+
+    private final Map<Refusal, Counter> refusals = new EnumMap<>(Refusal.class);
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Map<Handshake, Counter> handshakes = new EnumMap<>(Handshake.class);
     private final Map<ResetReason, Counter> resets = new EnumMap<>(ResetReason.class);
@@ -66,6 +71,11 @@ public final class ServerMetrics {
         for (CloseCode c : CloseCode.values()) {
             closes.put(c, Counter.builder("push.closes.sent").description("close frames sent, by code")
                     .tag("code", Integer.toString(c.code())).register(registry));
+        }
+        for (Refusal r : Refusal.values()) {
+            refusals.put(r, Counter.builder("push.connections.refused")
+                    .description("TCP connections closed at accept (caps) or failed accepts")
+                    .tag("reason", r.name().toLowerCase()).register(registry));
         }
         Gauge.builder("push.subscriptions", subscriptions, AtomicInteger::get)
                 .description("topic subscriptions of open connections").register(registry);
@@ -96,6 +106,7 @@ public final class ServerMetrics {
         new ClassLoaderMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
         Gauge.builder("netty.direct.memory.used", PlatformDependent::usedDirectMemory).baseUnit("bytes")
                 .description("direct memory Netty has reserved").register(registry);
         Gauge.builder("netty.pooled.direct.memory.used",
@@ -133,6 +144,10 @@ public final class ServerMetrics {
         if (retryMs >= 0) {
             retryHints.record(retryMs);
         }
+    }
+
+    public void connectionRefused(Refusal reason) {
+        refusals.get(reason).increment();
     }
 
     public void slowConsumerClosed() {

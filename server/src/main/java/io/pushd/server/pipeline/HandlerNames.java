@@ -4,11 +4,13 @@ package io.pushd.server.pipeline;
  * Names of the handlers {@link PushServerInitializer} installs, in pipeline order (head → tail):
  *
  * <pre>
+ *   connection-limit      ConnectionLimitFilter       TCP caps in all and per address, at accept (then leaves)
+ *   backpressure          BackpressureHandler         owns autoRead: paused while unwritable or requests wait
  *   flush-consolidation   FlushConsolidationHandler   batches flushes made while reading
  *   http-codec            HttpServerCodec             (replaced by the WebSocket codec on upgrade)
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
- *   http-request-timeout  RequestTimeoutHandler       slowloris guard while the connection is HTTP
+ *   http-request-timeout  RequestTimeoutHandler       slowloris, idle, age and unread-answer bounds of HTTP
  *   http-api              HttpApiHandler              REST API, health, upgrade validation
  *   ws-compression        WebSocketServerCompressionHandler  permessage-deflate, only when enabled
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
@@ -21,6 +23,8 @@ package io.pushd.server.pipeline;
  * when the connection upgrades.
  */
 public final class HandlerNames {
+    public static final String CONNECTION_LIMIT = "connection-limit";
+    public static final String BACKPRESSURE = "backpressure";
     public static final String FLUSH_CONSOLIDATION = "flush-consolidation";
     public static final String HTTP_CODEC = "http-codec";
     public static final String HTTP_KEEPALIVE = "http-keepalive";
@@ -32,6 +36,9 @@ public final class HandlerNames {
     public static final String WS_PROTOCOL = "ws-protocol";
     public static final String WS_AGGREGATOR = "ws-aggregator";
     public static final String WS_SESSION = "ws-session";
+
+    /** On the listening channel, after Netty's acceptor. */
+    public static final String ACCEPT_ERRORS = "accept-errors";
 
     private HandlerNames() {
     }

@@ -13,7 +13,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Pings every {@code heartbeat.interval} once the connection is a WebSocket; when no frame of
  * any kind arrives within {@code heartbeat.timeout} after a ping, the peer is gone and the
- * connection is closed to free it. Sits before the protocol handler so it sees pongs.
+ * connection is closed to free it. Sits before the protocol handler so it sees pongs. While
+ * reading is paused (the peer does not read what we send, see {@link BackpressureHandler}) its
+ * pongs cannot be seen, so that silence does not count: the slow-consumer guard of
+ * {@link LiveSessionHandler} decides about such a peer.
  */
 final class HeartbeatHandler extends ChannelDuplexHandler {
 
@@ -45,7 +48,9 @@ final class HeartbeatHandler extends ChannelDuplexHandler {
         long sentAt = System.nanoTime();
         ctx.writeAndFlush(new PingWebSocketFrame());
         ctx.executor().schedule(() -> {
-            if (lastReadNanos - sentAt < 0 && ctx.channel().isActive()) {
+            BackpressureHandler backpressure = BackpressureHandler.of(ctx.channel());
+            boolean couldRead = backpressure == null || !backpressure.pausedSince(sentAt);
+            if (lastReadNanos - sentAt < 0 && couldRead && ctx.channel().isActive()) {
                 log.debug("[{}] no frame within {} ms of a ping; closing", ctx.channel().id().asShortText(),
                         TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
                 ctx.close();

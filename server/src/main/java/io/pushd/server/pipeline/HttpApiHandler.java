@@ -51,13 +51,24 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     /** Space comes back by an operator or by retention, not within a second. */
     private static final String STORAGE_RETRY_AFTER_SECONDS = "5";
 
+    /**
+     * Pipelined requests that may wait for their turn. Reading pauses while any wait, so only the
+     * rest of one socket read can arrive; a client that pipelines further ahead gets the answers
+     * queued so far, the last one with {@code Connection: close}, and must resend the rest.
+     */
+    static final int MAX_QUEUED_REQUESTS = 256;
+
     private final ServerContext server;
     /**
-     * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, so
-     * requests pipelined behind it wait here (and reading pauses) until it is answered.
+     * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, and
+     * a peer that does not read its answers makes the channel unwritable; requests pipelined
+     * behind either wait here (and reading pauses) until it is their turn.
      */
     private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
     private boolean publishInFlight;
+    private boolean draining;
+    private boolean overflowed; // the last queued request answers with Connection: close
+    private BackpressureHandler backpressure;
 
     HttpApiHandler(ServerContext server) {
         super(false); // the upgrade request is passed on, so release explicitly
@@ -65,12 +76,50 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     @Override
-    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-        if (publishInFlight) {
-            queued.add(req);
-            ctx.channel().config().setAutoRead(false);
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        backpressure = BackpressureHandler.of(ctx.channel());
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        if (msg instanceof FullHttpRequest req) {
+            if (overflowed) {
+                req.release(); // the connection closes after the queued answers
+                return;
+            }
+            if (publishInFlight || !queued.isEmpty() || !ctx.channel().isWritable()) {
+                enqueue(ctx, req);
+                return;
+            }
+        }
+        super.channelRead(ctx, msg);
+    }
+
+    private void enqueue(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (queued.size() >= MAX_QUEUED_REQUESTS) {
+            log.debug("[{}] more than {} pipelined requests waiting; closing after their answers",
+                    ctx.channel().id().asShortText(), MAX_QUEUED_REQUESTS);
+            HttpUtil.setKeepAlive(queued.peekLast(), false);
+            overflowed = true;
+            req.release();
             return;
         }
+        queued.add(req);
+        if (backpressure != null) {
+            backpressure.pause(BackpressureHandler.Reason.REQUESTS_QUEUED);
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable()) {
+            drainQueued(ctx);
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
         boolean passedOn = false;
         try {
             if (req.decoderResult().isFailure()) {
@@ -195,18 +244,30 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void drainQueued(ChannelHandlerContext ctx) {
-        FullHttpRequest next;
-        while (!publishInFlight && ctx.channel().isActive() && (next = queued.poll()) != null) {
-            channelRead0(ctx, next);
+        if (draining) {
+            return; // a flush below made the channel writable again: the loop already runs
         }
-        if (queued.isEmpty() && ctx.channel().isActive()) {
-            ctx.channel().config().setAutoRead(true);
+        draining = true;
+        try {
+            FullHttpRequest next;
+            while (!publishInFlight && ctx.channel().isActive() && ctx.channel().isWritable()
+                    && (next = queued.poll()) != null) {
+                channelRead0(ctx, next);
+            }
+        } finally {
+            draining = false;
+        }
+        if (queued.isEmpty() && !overflowed && ctx.channel().isActive() && backpressure != null) {
+            backpressure.resume(BackpressureHandler.Reason.REQUESTS_QUEUED);
         }
     }
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         releaseQueued();
+        if (backpressure != null) {
+            backpressure.resume(BackpressureHandler.Reason.REQUESTS_QUEUED); // upgraded: the WebSocket reads on
+        }
     }
 
     @Override

@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.handler.codec.http.websocketx.extensions.compression.WebSocketServerCompressionHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.config.ServerConfig;
 
 /** Builds every connection's pipeline, top to bottom; see {@link HandlerNames} for the picture. */
@@ -29,9 +30,11 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     private final ServerContext server;
     private final WebSocketServerProtocolConfig wsConfig;
+    private final ConnectionLimitFilter connectionLimit;
 
-    public PushServerInitializer(ServerContext server) {
+    public PushServerInitializer(ServerContext server, ConnectionLimiter connections) {
         this.server = server;
+        this.connectionLimit = new ConnectionLimitFilter(connections, server.metrics());
         ServerConfig.Limits limits = server.config().limits();
         this.wsConfig = WebSocketServerProtocolConfig.newBuilder()
                 .websocketPath(HttpApiHandler.LIVE_PATH)
@@ -51,11 +54,13 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     protected void initChannel(SocketChannel ch) {
         ServerConfig.Limits limits = server.config().limits();
         ChannelPipeline p = ch.pipeline();
+        p.addLast(HandlerNames.CONNECTION_LIMIT, connectionLimit);
+        p.addLast(HandlerNames.BACKPRESSURE, new BackpressureHandler());
         p.addLast(HandlerNames.FLUSH_CONSOLIDATION, new FlushConsolidationHandler(EXPLICIT_FLUSH_AFTER_FLUSHES, false));
         p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
         p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
-        p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits.handshakeTimeout()));
+        p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits));
         p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server));
         if (limits.permessageDeflate()) {
             // maxAllocation bounds what one compressed message may inflate to (no zip bombs)

@@ -1,0 +1,59 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.ipfilter.AbstractRemoteAddressFilter;
+import io.pushd.server.admission.ConnectionLimiter;
+import io.pushd.server.metrics.ServerMetrics;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Refuses a connection at accept when the {@link ConnectionLimiter} says so: it is closed at once,
+ * before anything is read (no answer: under a descriptor flood the cheapest refusal is the best).
+ * Counted in {@code push_connections_refused_total{reason}}, logged at most once per
+ * {@link #LOG_EVERY_SECONDS}. Shared by every connection; it leaves the pipeline once it decided.
+ */
+@ChannelHandler.Sharable
+final class ConnectionLimitFilter extends AbstractRemoteAddressFilter<InetSocketAddress> {
+
+    private static final Logger log = LoggerFactory.getLogger(ConnectionLimitFilter.class);
+    static final long LOG_EVERY_SECONDS = 10;
+
+    private final ConnectionLimiter limiter;
+    private final ServerMetrics metrics;
+    private final LogThrottle perAddressLog = new LogThrottle(LOG_EVERY_SECONDS, TimeUnit.SECONDS, System.nanoTime());
+    private final LogThrottle totalLog = new LogThrottle(LOG_EVERY_SECONDS, TimeUnit.SECONDS, System.nanoTime());
+
+    ConnectionLimitFilter(ConnectionLimiter limiter, ServerMetrics metrics) {
+        this.limiter = limiter;
+        this.metrics = metrics;
+    }
+
+    @Override
+    protected boolean accept(ChannelHandlerContext ctx, InetSocketAddress remote) {
+        InetAddress peer = remote.getAddress();
+        ConnectionLimiter.Refusal refusal = limiter.tryAcquire(peer);
+        if (refusal == null) {
+            ctx.channel().closeFuture().addListener(f -> limiter.release(peer));
+            return true;
+        }
+        metrics.connectionRefused(refusal == ConnectionLimiter.Refusal.TOTAL
+                ? ServerMetrics.Refusal.TOTAL : ServerMetrics.Refusal.PER_ADDRESS);
+        long n;
+        if (refusal == ConnectionLimiter.Refusal.TOTAL) {
+            if ((n = totalLog.record(System.nanoTime())) > 0) {
+                // the server is full, not one client misbehaving: operators need to see this
+                log.warn("refused {} connection(s) at the cap of {} TCP connections (limits.maxTcpConnections)",
+                        n, limiter.maxTotal());
+            }
+        } else if ((n = perAddressLog.record(System.nanoTime())) > 0) {
+            log.debug("refused {} connection(s) over {} per address (limits.maxTcpConnectionsPerAddress), last from {}",
+                    n, limiter.maxPerAddress(), peer.getHostAddress());
+        }
+        return false;
+    }
+}
