@@ -22,6 +22,7 @@ import io.pushd.protocol.TopicName;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.Publisher;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -76,6 +77,16 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 return;
             }
             QueryStringDecoder uri = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8);
+            HttpRequestCheck.Problem problem = HttpRequestCheck.problem(req, uri);
+            if (problem != null) {
+                FullHttpResponse res = HttpResponses.error(problem.status(), problem.code(), problem.message());
+                if (problem.close()) {
+                    HttpResponses.send(ctx, res, true);
+                } else {
+                    reply(ctx, req, res);
+                }
+                return;
+            }
             String path = uri.path();
             if (path.equals(LIVE_PATH)) {
                 passedOn = live(ctx, req, uri);
@@ -335,7 +346,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        log.debug("[{}] HTTP error: {}", ctx.channel().id().asShortText(), cause.toString());
-        ctx.close();
+        if (cause instanceof IOException || !ctx.channel().isActive()) {
+            log.debug("[{}] HTTP error: {}", ctx.channel().id().asShortText(), cause.toString());
+            ctx.close();
+            return;
+        }
+        // A bug of ours while handling a request: the client gets a JSON 500 that names nothing inside.
+        log.warn("[{}] HTTP request failed", ctx.channel().id().asShortText(), cause);
+        HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL,
+                "internal error"), true);
     }
 }
