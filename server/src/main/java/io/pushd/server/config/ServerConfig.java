@@ -220,11 +220,21 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
     /** Origins allowed to open WebSockets (empty = any), and proxies trusted for X-Forwarded-For. */
     public record Security(List<String> allowedOrigins, List<String> trustedProxies) {
+        /** An RFC 6454 serialised origin: scheme, host (name, IPv4 or [IPv6]), optional port. */
+        private static final java.util.regex.Pattern ORIGIN = java.util.regex.Pattern.compile(
+                "[a-z][a-z0-9+.-]*://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?");
+
         public Security {
             require(allowedOrigins != null, "security.allowedOrigins", null, "a list");
             require(trustedProxies != null, "security.trustedProxies", null, "a list");
             allowedOrigins = List.copyOf(allowedOrigins);
             trustedProxies = List.copyOf(trustedProxies);
+            for (String o : allowedOrigins) {
+                // compared with the Origin header byte for byte, so it must be in the form browsers send
+                require(o != null && ORIGIN.matcher(o).matches(), "security.allowedOrigins", o,
+                        "origins such as https://app.example or http://localhost:8080: scheme://host[:port], "
+                                + "lowercase, no path, no trailing slash");
+            }
             for (String p : trustedProxies) {
                 require(p != null && p.matches("[0-9a-fA-F:.]+(/\\d{1,3})?"), "security.trustedProxies", p,
                         "IP addresses or CIDR blocks");
