@@ -50,7 +50,8 @@ class LimitsTest {
                                               Duration handshakeTimeout, Duration slowConsumer, int inboundPerSecond) {
         ServerConfig.Limits l = c.limits();
         return new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
-                maxConnections, maxPerIp, handshakesPerSecond, handshakeTimeout, slowConsumer, inboundPerSecond, false);
+                maxConnections, maxPerIp, handshakesPerSecond, handshakeTimeout, slowConsumer, inboundPerSecond, false,
+                l.maxTopics());
     }
 
     @Test

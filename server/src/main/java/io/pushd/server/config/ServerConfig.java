@@ -118,7 +118,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     /** Bounds on what one client may send or hold. */
     public record Limits(int maxPublishBytes, int maxFrameBytes, int maxTopicsPerConnection, int maxConnections,
                          int maxConnectionsPerIp, int maxHandshakesPerSecond, Duration handshakeTimeout,
-                         Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate) {
+                         Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate,
+                         int maxTopics) {
         public static final int DEFAULT_MAX_PUBLISH_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_TOPICS_PER_CONNECTION = 100;
@@ -128,6 +129,12 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
         public static final Duration DEFAULT_SLOW_CONSUMER_TIMEOUT = Duration.ofSeconds(30);
         public static final int DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND = 100;
+        /**
+         * Topics are made by any publisher and each keeps its head for the whole epoch (~200-250 B
+         * of heap plus its name, measured): a million is ~250 MB, a quarter of the shipped 1 GiB
+         * heap, and room for per-user topics of {@link #DEFAULT_MAX_CONNECTIONS} subscribers.
+         */
+        public static final int DEFAULT_MAX_TOPICS = 1_000_000;
 
         public Limits {
             require(maxPublishBytes >= 16 && maxPublishBytes <= 16 << 20, "limits.maxPublishBytes", maxPublishBytes,
@@ -145,26 +152,33 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     "limits.slowConsumerTimeout", slowConsumerTimeout, ">= 100ms");
             require(maxInboundMessagesPerSecond >= 1, "limits.maxInboundMessagesPerSecond",
                     maxInboundMessagesPerSecond, ">= 1");
+            require(maxTopics >= 1, "limits.maxTopics", maxTopics, ">= 1");
         }
 
         public static Limits defaults() {
             return new Limits(DEFAULT_MAX_PUBLISH_BYTES, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_TOPICS_PER_CONNECTION,
                     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MAX_HANDSHAKES_PER_SECOND,
                     DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND,
-                    false);
+                    false, DEFAULT_MAX_TOPICS);
         }
 
         public Limits withMaxConnections(int n) {
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, n, maxConnectionsPerIp,
                     maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond,
-                    permessageDeflate);
+                    permessageDeflate, maxTopics);
         }
 
         /** Compression costs a deflate per subscriber (frames are no longer shared), so it is opt-in. */
         public Limits withPermessageDeflate(boolean on) {
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
                     maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, on);
+                    maxInboundMessagesPerSecond, on, maxTopics);
+        }
+
+        public Limits withMaxTopics(int n) {
+            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
+                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
+                    maxInboundMessagesPerSecond, permessageDeflate, n);
         }
     }
 

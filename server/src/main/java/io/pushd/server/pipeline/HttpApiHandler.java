@@ -22,6 +22,7 @@ import io.pushd.protocol.TopicName;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.Publisher;
+import io.pushd.server.topic.TopicLimitException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -184,6 +185,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             FullHttpResponse res;
             if (failure != null) {
                 res = failure instanceof RejectedExecutionException ? notAccepting()
+                        : failure instanceof TopicLimitException ? HttpResponses.error(
+                                HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.TOO_MANY_TOPICS, failure.getMessage())
                         : HttpResponses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL,
                                 "the event was not stored");
             } else {

@@ -126,6 +126,8 @@ public final class Publisher implements AutoCloseable {
                         appended.add(r);
                         results.add(new Result(seq, true));
                         timestamps.add(ts);
+                    } catch (TopicLimitException e) {
+                        r.answer().completeExceptionally(e); // a refusal, not a fault of the store
                     } catch (RuntimeException e) {
                         log.error("append to topic {} failed", r.topic(), e);
                         r.answer().completeExceptionally(e);

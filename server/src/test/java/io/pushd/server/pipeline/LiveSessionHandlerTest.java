@@ -106,7 +106,7 @@ class LiveSessionHandlerTest {
     void aMessageFloodClosesWith1008OnceAndIgnoresTheRest() {
         upgraded(l -> new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
                 l.maxConnections(), l.maxConnectionsPerIp(), l.maxHandshakesPerSecond(), l.handshakeTimeout(),
-                l.slowConsumerTimeout(), 3, false));
+                l.slowConsumerTimeout(), 3, false, l.maxTopics()));
         for (int i = 0; i < 10; i++) {
             TextWebSocketFrame f = new TextWebSocketFrame("{\"type\":\"unsubscribe\",\"topic\":\"nope\"}");
             channel.writeInbound(f);
