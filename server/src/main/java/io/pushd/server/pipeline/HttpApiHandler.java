@@ -2,6 +2,7 @@ package io.pushd.server.pipeline;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -80,6 +81,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             QueryStringDecoder uri = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8);
             HttpRequestCheck.Problem problem = HttpRequestCheck.problem(req, uri);
             if (problem != null) {
+                log.debug("[{}] refused request: {}", ctx.channel().id().asShortText(), problem.message());
                 FullHttpResponse res = HttpResponses.error(problem.status(), problem.code(), problem.message());
                 if (problem.close()) {
                     HttpResponses.send(ctx, res, true);
@@ -352,6 +354,12 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         if (cause instanceof IOException || !ctx.channel().isActive()) {
             log.debug("[{}] HTTP error: {}", ctx.channel().id().asShortText(), cause.toString());
             ctx.close();
+            return;
+        }
+        if (cause instanceof DecoderException) { // bytes a codec could not make sense of: the client's doing
+            log.debug("[{}] undecodable HTTP: {}", ctx.channel().id().asShortText(), cause.toString());
+            HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                    "malformed HTTP request"), true);
             return;
         }
         // A bug of ours while handling a request: the client gets a JSON 500 that names nothing inside.

@@ -42,6 +42,24 @@ class HttpApiHandlerFailureTest {
     }
 
     @Test
+    void bytesACodecCouldNotDecodeAnswerAJson400AndClose() {
+        EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null));
+
+        ch.pipeline().fireExceptionCaught(new io.netty.handler.codec.DecoderException("bad bytes"));
+
+        FullHttpResponse res = ch.readOutbound();
+        try {
+            assertThat(res.status().code()).isEqualTo(400);
+            assertThat(res.content().toString(StandardCharsets.UTF_8))
+                    .isEqualTo("{\"error\":\"bad_request\",\"message\":\"malformed HTTP request\"}");
+        } finally {
+            res.release();
+        }
+        assertThat(ch.isOpen()).isFalse();
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    @Test
     void aBrokenConnectionIsClosedWithoutAnAnswer() {
         EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null));
 
