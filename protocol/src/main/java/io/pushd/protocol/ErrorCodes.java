@@ -15,6 +15,7 @@ public final class ErrorCodes {
     public static final String UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type";
     public static final String NOT_ACCEPTING = "not_accepting";
     public static final String BAD_REQUEST = "bad_request";
+    public static final String HTTP_VERSION_NOT_SUPPORTED = "http_version_not_supported";
     public static final String ORIGIN_NOT_ALLOWED = "origin_not_allowed";
     public static final String INTERNAL = "internal";
     public static final String STORAGE_FULL = "storage_full";

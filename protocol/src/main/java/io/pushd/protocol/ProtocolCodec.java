@@ -2,13 +2,17 @@ package io.pushd.protocol;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.core.io.JsonEOFException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -51,7 +55,7 @@ public final class ProtocolCodec {
         try {
             node = EXACT_READER.readTree(body);
         } catch (IOException e) {
-            throw new ProtocolException(ErrorCodes.BAD_JSON, "body is not valid JSON: " + firstLine(e));
+            throw new ProtocolException(ErrorCodes.BAD_JSON, "body " + describe(e));
         }
         if (node == null || node.isMissingNode()) {
             throw new ProtocolException(ErrorCodes.BAD_JSON, "body is empty (expected: one JSON value)");
@@ -184,7 +188,7 @@ public final class ProtocolCodec {
         try {
             node = MAPPER.readTree(text);
         } catch (IOException e) {
-            throw new ProtocolException(ErrorCodes.BAD_JSON, "frame is not valid JSON: " + firstLine(e));
+            throw new ProtocolException(ErrorCodes.BAD_JSON, "message " + describe(e));
         }
         if (node == null || node.getNodeType() != JsonNodeType.OBJECT) {
             throw new ProtocolException(ErrorCodes.BAD_MESSAGE, "frame must be a JSON object");
@@ -205,13 +209,39 @@ public final class ProtocolCodec {
         return v == null || v.isNull() ? null : EventId.parse(v.asText());
     }
 
-    private static String firstLine(IOException e) {
-        String m = String.valueOf(e.getMessage());
-        if (e instanceof JsonProcessingException jpe && jpe.getOriginalMessage() != null) {
-            m = jpe.getOriginalMessage();
+    /**
+     * What is wrong with unreadable JSON, in this protocol's words: Jackson's own messages name its
+     * classes and switches ({@code JsonReadFeature}, {@code StreamReadConstraints...()}), which mean
+     * nothing to a client and tell an attacker what runs here.
+     */
+    private static String describe(IOException e) {
+        JsonLocation at = e instanceof JsonProcessingException jpe ? jpe.getLocation() : null;
+        if (e instanceof StreamConstraintsException sce) {
+            // Jackson tells the limits apart only in its message text
+            String m = String.valueOf(sce.getOriginalMessage());
+            StreamReadConstraints limits = MAPPER.getFactory().streamReadConstraints();
+            if (m.contains("nesting")) {
+                return "is JSON nested deeper than " + limits.getMaxNestingDepth() + " levels" + where(at);
+            }
+            if (m.startsWith("Number")) {
+                return "has a JSON number longer than " + limits.getMaxNumberLength() + " characters" + where(at);
+            }
+            if (m.startsWith("Name")) {
+                return "has a JSON field name longer than " + limits.getMaxNameLength() + " characters" + where(at);
+            }
+            return "is JSON over a size limit" + where(at);
         }
-        int nl = m.indexOf('\n');
-        m = nl < 0 ? m : m.substring(0, nl);
-        return m.length() > 200 ? m.substring(0, 200) : m;
+        if (e instanceof MismatchedInputException) {
+            // the only one readTree raises: FAIL_ON_TRAILING_TOKENS
+            return "is not a single JSON value (more follows" + where(at) + ")";
+        }
+        if (e instanceof JsonEOFException) {
+            return "is not valid JSON: it ends in the middle of a value";
+        }
+        return "is not valid JSON" + where(at);
+    }
+
+    private static String where(JsonLocation at) {
+        return at == null || at.getLineNr() < 1 ? "" : " at line " + at.getLineNr() + ", column " + at.getColumnNr();
     }
 }

@@ -99,6 +99,7 @@ class ProtocolCodecTest {
 
         assertThat(e.code()).isEqualTo(ErrorCodes.BAD_JSON);
         assertThat(e).hasMessageStartingWith("body is not valid JSON");
+        assertPlainWords(e);
     }
 
     @Test
@@ -120,6 +121,71 @@ class ProtocolCodecTest {
         String body = "[".repeat(100_000);
 
         assertThat(canonicalFailure(body).code()).isEqualTo(ErrorCodes.BAD_JSON);
+    }
+
+    // error messages: our own words, never Jackson's class, method or feature names
+
+    private static void assertPlainWords(ProtocolException e) {
+        assertThat(e.getMessage()).doesNotContain("com.fasterxml", "Jackson", "jackson", "JsonReadFeature",
+                "StreamReadConstraints", "DeserializationFeature", "JsonNode", "()", "`");
+    }
+
+    @Test
+    void tooDeepNestingIsDescribedByItsLimit() {
+        ProtocolException e = canonicalFailure("[".repeat(201) + "]".repeat(201));
+
+        assertThat(e).hasMessage("body is JSON nested deeper than 200 levels");
+        assertPlainWords(e);
+    }
+
+    @Test
+    void trailingDataIsDescribedAsMoreThanOneValue() {
+        ProtocolException e = canonicalFailure("{\"a\":1} [2]");
+
+        assertThat(e).hasMessage("body is not a single JSON value (more follows at line 1, column 9)");
+        assertPlainWords(e);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"NaN", "[NaN]", "{\"x\":-Infinity}", "[01]", "{\"a\":'x'}", "{a:1}", "[1,]",
+        "\"tab\tin a string\"", "[\"\u0001\"]", "/* comment */ 1", "#1", "[+1]", "[.5]", "not json", "tru"})
+    void invalidJsonIsDescribedByWhereItBreaks(String body) {
+        ProtocolException e = canonicalFailure(body);
+
+        assertThat(e.code()).isEqualTo(ErrorCodes.BAD_JSON);
+        assertThat(e.getMessage()).matches("body is not valid JSON at line \\d+, column \\d+");
+        assertPlainWords(e);
+    }
+
+    @Test
+    void bodyCutShortIsDescribedAsEndingEarly() {
+        ProtocolException e = canonicalFailure("{\"a\":[1,2");
+
+        assertThat(e).hasMessage("body is not valid JSON: it ends in the middle of a value");
+    }
+
+    @Test
+    void overlongNumberAndFieldNameAreDescribedByTheirLimits() {
+        ProtocolException number = canonicalFailure("[" + "1".repeat(1001) + "]");
+        ProtocolException name = canonicalFailure("{\"" + "n".repeat(50_001) + "\":1}");
+
+        assertThat(number).hasMessageStartingWith("body has a JSON number longer than 1000 characters");
+        assertThat(name).hasMessageStartingWith("body has a JSON field name longer than 50000 characters");
+        assertPlainWords(number);
+        assertPlainWords(name);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"NaN", "{\"type\":\"subscribe\",\"topic\":\"a\"} x", "{\"after\":01}", "{type:1}",
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+            + "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+            + "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["})
+    void unreadableClientMessagesAreDescribedInPlainWords(String frame) {
+        ProtocolException e = clientFailure(frame);
+
+        assertThat(e.code()).isEqualTo(ErrorCodes.BAD_JSON);
+        assertThat(e).hasMessageStartingWith("message ");
+        assertPlainWords(e);
     }
 
     // encodeEvent

@@ -100,7 +100,7 @@ public final class PushServer implements AutoCloseable {
                 sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
         this.metrics = new ServerMetrics();
         this.hub = new TopicHub(store.epoch(), PooledByteBufAllocator.DEFAULT, metrics);
-        this.publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics,
+        this.publisher = new Publisher(store, new LocalSequencer(store.heads(), config.limits().maxTopics()), hub, metrics,
                 clock::currentTimeMillis, PUBLISH_QUEUE_CAPACITY);
         metrics.gauge("push.connections", "open WebSocket connections", null, liveChannels, ChannelGroup::size);
         metrics.gauge("push.store.disk", "size of the log files", "bytes", store, ChronicleEventStore::diskBytes);

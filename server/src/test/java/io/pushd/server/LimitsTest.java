@@ -51,7 +51,7 @@ class LimitsTest {
         ServerConfig.Limits l = c.limits();
         return new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
                 maxConnections, maxPerIp, handshakesPerSecond, handshakeTimeout, slowConsumer, inboundPerSecond, false,
-                l.maxTcpConnections(), l.maxTcpConnectionsPerAddress(), l.httpIdleTimeout(), l.httpMaxConnectionAge());
+                l.maxTcpConnections(), l.maxTcpConnectionsPerAddress(), l.httpIdleTimeout(), l.httpMaxConnectionAge(), l.maxTopics());
     }
 
     @Test

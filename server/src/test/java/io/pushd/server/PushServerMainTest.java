@@ -87,6 +87,26 @@ class PushServerMainTest {
     }
 
     @Test
+    void aBracketedOriginThatIsNotAListExitsWithCodeTwo() {
+        assertThat(run("--config", SHIPPED.toString(), "--set", "security.allowedOrigins=[https://a.example",
+                "--print-config")).isEqualTo(2);
+        assertThat(stderr()).contains("security.allowedOrigins: [https://a.example (expected: ");
+        assertThat(stdout()).isEmpty();
+    }
+
+    @Test
+    void aFlowListOfOriginsIsReadAsAList() throws Exception {
+        int code = run("--config", SHIPPED.toString(), "--set", "security.allowedOrigins=[https://a.example]",
+                "--print-config");
+
+        assertThat(code).as(stderr()).isEqualTo(0);
+        Path printed = dir.resolve("printed.yaml");
+        Files.writeString(printed, stdout());
+        assertThat(ConfigLoader.load(printed, Map.of()).security().allowedOrigins())
+                .containsExactly("https://a.example");
+    }
+
+    @Test
     void printConfigExitsWithZeroAndPrintsTheEffectiveConfigAsYaml() throws Exception {
         int code = run("--config", SHIPPED.toString(), "--port", "9001", "--set", "store.retentionCount=5",
                 "--print-config");

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.SerializerProvider;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
@@ -221,15 +222,45 @@ public final class ConfigLoader {
             }
             node.put(leaf, Boolean.parseBoolean(value));
         } else if (existing.isArray()) {
-            var arr = node.putArray(leaf);
-            for (String s : value.split(",")) {
-                if (!s.isBlank()) {
-                    arr.add(s.trim());
-                }
-            }
+            node.set(leaf, list(dotted, value));
         } else {
             node.set(leaf, TextNode.valueOf(value));
         }
+    }
+
+    /**
+     * One syntax for every list key in {@code --set} and {@code PUSH_*}: comma-separated
+     * ({@code a,b}) or a YAML flow list ({@code [a, b]}); {@code ""} and {@code []} are empty.
+     * Anything else (an unclosed bracket, a nested list or mapping) is refused, not kept as text.
+     */
+    static ArrayNode list(String key, String value) {
+        String v = value.trim();
+        ArrayNode out = TREE.createArrayNode();
+        if (v.startsWith("[") || v.endsWith("]")) {
+            JsonNode parsed;
+            try {
+                parsed = YAML.readTree(v);
+            } catch (IOException e) {
+                parsed = null;
+            }
+            if (parsed == null || !parsed.isArray()) {
+                throw new ConfigException(key + ": " + value + " (expected: a list such as a,b or [a, b])");
+            }
+            for (JsonNode item : parsed) {
+                if (!item.isValueNode() || item.isNull()) {
+                    throw new ConfigException(key + ": " + value + " (expected: a list of plain values such as "
+                            + "a,b or [a, b])");
+                }
+                out.add(item.asText());
+            }
+            return out;
+        }
+        for (String item : v.split(",")) {
+            if (!item.isBlank()) {
+                out.add(item.trim());
+            }
+        }
+        return out;
     }
 
     private static String path(JsonMappingException e) {

@@ -130,7 +130,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                          int maxConnectionsPerIp, int maxHandshakesPerSecond, Duration handshakeTimeout,
                          Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate,
                          int maxTcpConnections, int maxTcpConnectionsPerAddress, Duration httpIdleTimeout,
-                         Duration httpMaxConnectionAge) {
+                         Duration httpMaxConnectionAge, int maxTopics) {
         public static final int DEFAULT_MAX_PUBLISH_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_TOPICS_PER_CONNECTION = 100;
@@ -147,6 +147,12 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         /** Above nginx's upstream keepalive_timeout (5 s in the example), like handshakeTimeout was. */
         public static final Duration DEFAULT_HTTP_IDLE_TIMEOUT = Duration.ofSeconds(10);
         public static final Duration DEFAULT_HTTP_MAX_CONNECTION_AGE = Duration.ofMinutes(10);
+        /**
+         * Topics are made by any publisher and each keeps its head for the whole epoch (~200-250 B
+         * of heap plus its name, measured): a million is ~250 MB, a quarter of the shipped 1 GiB
+         * heap, and room for per-user topics of {@link #DEFAULT_MAX_CONNECTIONS} subscribers.
+         */
+        public static final int DEFAULT_MAX_TOPICS = 1_000_000;
 
         public Limits {
             require(maxPublishBytes >= 16 && maxPublishBytes <= 16 << 20, "limits.maxPublishBytes", maxPublishBytes,
@@ -175,6 +181,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     httpIdleTimeout, ">= 100ms");
             require(httpMaxConnectionAge != null && httpMaxConnectionAge.toMillis() >= 100,
                     "limits.httpMaxConnectionAge", httpMaxConnectionAge, ">= 100ms");
+            require(maxTopics >= 1, "limits.maxTopics", maxTopics, ">= 1");
         }
 
         public static Limits defaults() {
@@ -182,14 +189,14 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MAX_HANDSHAKES_PER_SECOND,
                     DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND,
                     false, DEFAULT_MAX_TCP_CONNECTIONS, DEFAULT_MAX_TCP_CONNECTIONS_PER_ADDRESS,
-                    DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE);
+                    DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE, DEFAULT_MAX_TOPICS);
         }
 
         public Limits withMaxConnections(int n) {
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, n, maxConnectionsPerIp,
                     maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond,
                     permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
-                    httpMaxConnectionAge);
+                    httpMaxConnectionAge, maxTopics);
         }
 
         /** The caps on TCP connections of every kind (0 = derived, see the constants). */
@@ -197,7 +204,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
                     maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
                     maxInboundMessagesPerSecond, permessageDeflate, total, perAddress, httpIdleTimeout,
-                    httpMaxConnectionAge);
+                    httpMaxConnectionAge, maxTopics);
         }
 
         /** How long a kept-alive HTTP connection may wait for its next request, and live in all. */
@@ -205,7 +212,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
                     maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
                     maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress,
-                    idleTimeout, maxConnectionAge);
+                    idleTimeout, maxConnectionAge, maxTopics);
         }
 
         /** Compression costs a deflate per subscriber (frames are no longer shared), so it is opt-in. */
@@ -213,7 +220,14 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
                     maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
                     maxInboundMessagesPerSecond, on, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
-                    httpMaxConnectionAge);
+                    httpMaxConnectionAge, maxTopics);
+        }
+
+        public Limits withMaxTopics(int n) {
+            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
+                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
+                    maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress,
+                    httpIdleTimeout, httpMaxConnectionAge, n);
         }
     }
 
@@ -269,11 +283,21 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
     /** Origins allowed to open WebSockets (empty = any), and proxies trusted for X-Forwarded-For. */
     public record Security(List<String> allowedOrigins, List<String> trustedProxies) {
+        /** An RFC 6454 serialised origin: scheme, host (name, IPv4 or [IPv6]), optional port. */
+        private static final java.util.regex.Pattern ORIGIN = java.util.regex.Pattern.compile(
+                "[a-z][a-z0-9+.-]*://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?");
+
         public Security {
             require(allowedOrigins != null, "security.allowedOrigins", null, "a list");
             require(trustedProxies != null, "security.trustedProxies", null, "a list");
             allowedOrigins = List.copyOf(allowedOrigins);
             trustedProxies = List.copyOf(trustedProxies);
+            for (String o : allowedOrigins) {
+                // compared with the Origin header byte for byte, so it must be in the form browsers send
+                require(o != null && ORIGIN.matcher(o).matches(), "security.allowedOrigins", o,
+                        "origins such as https://app.example or http://localhost:8080: scheme://host[:port], "
+                                + "lowercase, no path, no trailing slash");
+            }
             for (String p : trustedProxies) {
                 require(p != null && p.matches("[0-9a-fA-F:.]+(/\\d{1,3})?"), "security.trustedProxies", p,
                         "IP addresses or CIDR blocks");

@@ -2,6 +2,7 @@ package io.pushd.server.pipeline;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -23,6 +24,8 @@ import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.StorageFullException;
 import io.pushd.server.store.TopicRange;
 import io.pushd.server.topic.Publisher;
+import io.pushd.server.topic.TopicLimitException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -128,6 +131,17 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 return;
             }
             QueryStringDecoder uri = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8);
+            HttpRequestCheck.Problem problem = HttpRequestCheck.problem(req, uri);
+            if (problem != null) {
+                log.debug("[{}] refused request: {}", ctx.channel().id().asShortText(), problem.message());
+                FullHttpResponse res = HttpResponses.error(problem.status(), problem.code(), problem.message());
+                if (problem.close()) {
+                    HttpResponses.send(ctx, res, true);
+                } else {
+                    reply(ctx, req, res);
+                }
+                return;
+            }
             String path = uri.path();
             if (path.equals(LIVE_PATH)) {
                 passedOn = live(ctx, req, uri);
@@ -228,6 +242,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             if (failure != null) {
                 res = failure instanceof RejectedExecutionException ? notAccepting()
                         : failure instanceof StorageFullException ? storageFull()
+                        : failure instanceof TopicLimitException ? HttpResponses.error(
+                                HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.TOO_MANY_TOPICS, failure.getMessage())
                         : HttpResponses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL,
                                 "the event was not stored");
             } else {
@@ -410,7 +426,20 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        log.debug("[{}] HTTP error: {}", ctx.channel().id().asShortText(), cause.toString());
-        ctx.close();
+        if (cause instanceof IOException || !ctx.channel().isActive()) {
+            log.debug("[{}] HTTP error: {}", ctx.channel().id().asShortText(), cause.toString());
+            ctx.close();
+            return;
+        }
+        if (cause instanceof DecoderException) { // bytes a codec could not make sense of: the client's doing
+            log.debug("[{}] undecodable HTTP: {}", ctx.channel().id().asShortText(), cause.toString());
+            HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                    "malformed HTTP request"), true);
+            return;
+        }
+        // A bug of ours while handling a request: the client gets a JSON 500 that names nothing inside.
+        log.warn("[{}] HTTP request failed", ctx.channel().id().asShortText(), cause);
+        HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL,
+                "internal error"), true);
     }
 }

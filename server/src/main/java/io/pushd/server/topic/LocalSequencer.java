@@ -2,18 +2,43 @@ package io.pushd.server.topic;
 
 import java.util.HashMap;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Sequences for one node: continues from the heads the store recovered. Writer thread only. */
+/**
+ * Sequences for one node: continues from the heads the store recovered. Writer thread only. A
+ * head is kept for every topic of the epoch, so that no sequence is ever handed out twice; new
+ * topics beyond {@code maxTopics} are refused with {@link TopicLimitException}.
+ */
 public final class LocalSequencer implements Sequencer {
 
-    private final Map<String, Long> heads;
+    private static final Logger log = LoggerFactory.getLogger(LocalSequencer.class);
 
+    private final Map<String, Long> heads;
+    private final int maxTopics;
+    private boolean limitLogged;
+
+    /** No limit on the number of topics. */
     public LocalSequencer(Map<String, Long> recoveredHeads) {
+        this(recoveredHeads, Integer.MAX_VALUE);
+    }
+
+    public LocalSequencer(Map<String, Long> recoveredHeads, int maxTopics) {
         this.heads = new HashMap<>(recoveredHeads);
+        this.maxTopics = maxTopics;
     }
 
     @Override
     public long next(String topic) {
+        if (heads.size() >= maxTopics && !heads.containsKey(topic)) {
+            if (!limitLogged) {
+                // the operator's business once; each refused client gets its 507
+                log.warn("{} topics: the limit (limits.maxTopics) is reached; publishes to new topics are refused",
+                        heads.size());
+                limitLogged = true;
+            }
+            throw new TopicLimitException(maxTopics);
+        }
         return heads.merge(topic, 1L, Long::sum);
     }
 

@@ -135,6 +135,8 @@ public final class Publisher implements AutoCloseable {
                     } catch (StorageFullException e) {
                         metrics.refusedForStorage(); // the store logs the change of state, once
                         r.answer().completeExceptionally(e);
+                    } catch (TopicLimitException e) {
+                        r.answer().completeExceptionally(e); // a refusal, not a fault of the store
                     } catch (RuntimeException e) {
                         log.error("append to topic {} failed", r.topic(), e);
                         r.answer().completeExceptionally(e);

@@ -209,6 +209,57 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void everyListKeyTakesCommaSeparatedValuesOrAFlowList() {
+        for (String origins : new String[] {"https://a.example,http://b.example:8080",
+            " https://a.example , http://b.example:8080 ", "[https://a.example, http://b.example:8080]",
+            "[\"https://a.example\", 'http://b.example:8080']"}) {
+            ServerConfig c = ConfigLoader.load(null, Map.of("security.allowedOrigins", origins,
+                    "security.trustedProxies", origins.startsWith("[") ? "[10.0.0.0/8, 192.168.1.2]" : "10.0.0.0/8,192.168.1.2"));
+
+            assertThat(c.security().allowedOrigins()).as(origins)
+                    .containsExactly("https://a.example", "http://b.example:8080");
+            assertThat(c.security().trustedProxies()).containsExactly("10.0.0.0/8", "192.168.1.2");
+        }
+    }
+
+    @Test
+    void anEmptyListOverrideClearsTheList() {
+        assertThat(ConfigLoader.load(null, Map.of("security.allowedOrigins", "[]")).security().allowedOrigins())
+                .isEmpty();
+        assertThat(ConfigLoader.load(null, Map.of("security.allowedOrigins", "")).security().allowedOrigins())
+                .isEmpty();
+    }
+
+    @Test
+    void aMalformedListIsRefusedNamingKeyAndValue() {
+        for (String bad : new String[] {"[https://a.example", "https://a.example]", "[[https://a.example]]",
+            "[{a: 1}]"}) {
+            assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("security.allowedOrigins", bad)))
+                    .as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessageStartingWith("security.allowedOrigins: " + bad + " (expected: ");
+        }
+    }
+
+    @Test
+    void allowedOriginsMustBeOriginsAsBrowsersSendThem() {
+        for (String bad : new String[] {"https://a.example/", "https://a.example/app", "a.example", "null",
+            "https://A.example", "https://a.example:443x", "*"}) {
+            assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("security.allowedOrigins", bad)))
+                    .as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessage("security.allowedOrigins: " + bad + " (expected: origins such as https://app.example"
+                            + " or http://localhost:8080: scheme://host[:port], lowercase, no path, no trailing slash)");
+        }
+        assertThat(ConfigLoader.load(null, Map.of("security.allowedOrigins",
+                "http://[::1]:8080,https://127.0.0.1,app-x://id.local")).security().allowedOrigins()).hasSize(3);
+    }
+
+    @Test
+    void allowedOriginsInTheFileAreValidatedToo() throws IOException {
+        assertThat(loadFailure("security:\n  allowedOrigins: [\"https://a.example/\"]\n"))
+                .hasMessageContaining("security.allowedOrigins: https://a.example/ (expected: origins");
+    }
+
+    @Test
     void environmentVariablesMapToDottedKeys() {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PUSH_PORT", "9000");

@@ -42,6 +42,22 @@ class TopicIndexTest {
     }
 
     @Test
+    void anIndexWithNothingKeptHoldsNoArraysButKeepsItsHead() {
+        TopicIndex never = new TopicIndex();
+        TopicIndex drained = withSeqs(1, 100);
+
+        drained.trimBelowPosition(Long.MAX_VALUE);
+
+        assertThat(never.capacity()).isZero();
+        assertThat(drained.capacity()).isZero();
+        assertThat(drained.range()).isEqualTo(new TopicRange(100, 0));
+        assertThatThrownBy(() -> drained.add(100, pos(100))).isInstanceOf(IllegalStateException.class);
+        drained.add(101, pos(101));
+        assertThat(seqsAfter(drained, 0, 10)).containsExactly(101);
+        assertThat(drained.capacity()).isEqualTo(1);
+    }
+
+    @Test
     void growsPastItsInitialCapacityKeepingEveryEntry() {
         TopicIndex index = withSeqs(1, 1000);
 

@@ -1,0 +1,60 @@
+package io.pushd.server.pipeline;
+
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.pushd.protocol.ErrorCodes;
+
+/**
+ * What every request must satisfy before any route looks at it (REST and upgrades alike): an
+ * HTTP/1.x version, one {@code Host} (RFC 9112 §3.2), and a request target whose percent-encoding
+ * decodes.
+ */
+final class HttpRequestCheck {
+
+    /** Why a request is refused; {@code close} when the rest of the connection cannot be trusted. */
+    record Problem(HttpResponseStatus status, String code, String message, boolean close) {
+    }
+
+    private HttpRequestCheck() {
+    }
+
+    /**
+     * Null when the request may be routed, else what to answer. Decodes {@code target}'s path and
+     * query, which the decoder then keeps, so routing does not decode them again.
+     */
+    static Problem problem(HttpRequest req, QueryStringDecoder target) {
+        HttpVersion v = req.protocolVersion();
+        // Netty's decoder accepts any NAME/x.y as a version; it only knows how to speak HTTP/1.x.
+        if (!v.protocolName().equals("HTTP")) {
+            return new Problem(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                    "not an HTTP request (expected: HTTP/1.1)", true);
+        }
+        if (v.majorVersion() != 1) {
+            // RFC 9110 §6.2: a higher 1.x minor is served as 1.1; another major version is not spoken here
+            return new Problem(HttpResponseStatus.HTTP_VERSION_NOT_SUPPORTED, ErrorCodes.HTTP_VERSION_NOT_SUPPORTED,
+                    "HTTP version " + v.majorVersion() + "." + v.minorVersion() + " not supported (expected: HTTP/1.1)",
+                    true);
+        }
+        int hosts = req.headers().getAll(HttpHeaderNames.HOST).size();
+        if (hosts > 1) {
+            return new Problem(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                    "more than one Host header", true);
+        }
+        if (hosts == 0 && v.minorVersion() >= 1) {
+            return new Problem(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                    "missing Host header (required in HTTP/1.1)", true);
+        }
+        try {
+            target.path();
+            target.parameters();
+        } catch (IllegalArgumentException e) {
+            // the framing was fine, so the connection stays usable
+            return new Problem(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                    "malformed percent-encoding in the request target", false);
+        }
+        return null;
+    }
+}
