@@ -100,7 +100,7 @@ class ConnectionLimitsTest {
         start(l -> new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
                 l.maxConnections(), l.maxConnectionsPerIp(), l.maxHandshakesPerSecond(), Duration.ofSeconds(30),
                 l.slowConsumerTimeout(), l.maxInboundMessagesPerSecond(), false, 0, 0, Duration.ofMillis(500),
-                l.httpMaxConnectionAge()));
+                l.httpMaxConnectionAge(), l.maxTopics()));
         Socket s = connect("127.0.0.1");
         String answer = exchange(s, HEALTHZ);
         assertThat(answer).startsWith("HTTP/1.1 200").doesNotContainIgnoringCase("connection: close");

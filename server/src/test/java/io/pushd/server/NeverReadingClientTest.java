@@ -49,7 +49,7 @@ class NeverReadingClientTest {
         return new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
                 l.maxConnections(), l.maxConnectionsPerIp(), l.maxHandshakesPerSecond(), l.handshakeTimeout(),
                 slowConsumerTimeout, 1_000_000, false, l.maxTcpConnections(), l.maxTcpConnectionsPerAddress(),
-                l.httpIdleTimeout(), l.httpMaxConnectionAge());
+                l.httpIdleTimeout(), l.httpMaxConnectionAge(), l.maxTopics());
     }
 
     @AfterEach
