@@ -43,6 +43,16 @@ public enum CloseCode {
         return code + " " + label;
     }
 
+    /**
+     * Whether a close frame may carry this code (RFC 6455 section 7.4): the codes the RFC and the
+     * IANA registry define for the wire (1000-1003, 1007-1014) and those for libraries and
+     * applications (3000-4999). 1004-1006 and 1015 are reserved, the rest unassigned; a peer that
+     * sends one gets 1002.
+     */
+    public static boolean isTransmittable(int code) {
+        return code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999;
+    }
+
     public static CloseCode of(int code) {
         for (CloseCode c : values()) {
             if (c.code == code) {
