@@ -6,8 +6,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Every WebSocket close code this server sends, in one place. 1012 and 1013 carry a reason
- * {@code {"retryMs":N}}: the delay the server suggests before reconnecting.
+ * Every WebSocket close code this server sends, in one place (besides echoing a client's own
+ * code). 1012 and 1013 carry a reason {@code {"retryMs":N}}: the delay the server suggests
+ * before reconnecting.
  */
 public enum CloseCode {
     NORMAL(1000, "normal closure"),
