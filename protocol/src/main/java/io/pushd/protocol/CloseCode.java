@@ -6,8 +6,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Every WebSocket close code this server sends, in one place. 1012 and 1013 carry a reason
- * {@code {"retryMs":N}}: the delay the server suggests before reconnecting.
+ * Every WebSocket close code this server sends, in one place (besides echoing a client's own
+ * code). 1012 and 1013 carry a reason {@code {"retryMs":N}}: the delay the server suggests
+ * before reconnecting.
  */
 public enum CloseCode {
     NORMAL(1000, "normal closure"),
@@ -41,6 +42,16 @@ public enum CloseCode {
     /** Readable name for logs, e.g. {@code 1012 service restart}. */
     public String describe() {
         return code + " " + label;
+    }
+
+    /**
+     * Whether a close frame may carry this code (RFC 6455 section 7.4): the codes the RFC and the
+     * IANA registry define for the wire (1000-1003, 1007-1014) and those for libraries and
+     * applications (3000-4999). 1004-1006 and 1015 are reserved, the rest unassigned; a peer that
+     * sends one gets 1002.
+     */
+    public static boolean isTransmittable(int code) {
+        return code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999;
     }
 
     public static CloseCode of(int code) {

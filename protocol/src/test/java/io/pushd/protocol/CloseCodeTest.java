@@ -104,6 +104,25 @@ class CloseCodeTest {
         assertThatThrownBy(() -> CloseCode.of(4000)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 4000, 4999})
+    void codesTheRfcAndTheRegistryDefineMayBeSent(int code) {
+        assertThat(CloseCode.isTransmittable(code)).isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {-1, 0, 999, 1004, 1005, 1006, 1015, 1016, 1100, 2000, 2999, 5000, 32768, 65535})
+    void reservedAndUnassignedCodesMayNotBeSent(int code) {
+        assertThat(CloseCode.isTransmittable(code)).isFalse();
+    }
+
+    @Test
+    void everyCodeTheServerSendsMayBeSent() {
+        for (CloseCode c : CloseCode.values()) {
+            assertThat(CloseCode.isTransmittable(c.code())).as(c.describe()).isTrue();
+        }
+    }
+
     @Test
     void describeShowsCodeAndLabel() {
         assertThat(CloseCode.SERVICE_RESTART.describe()).isEqualTo("1012 service restart");

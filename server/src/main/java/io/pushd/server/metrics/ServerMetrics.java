@@ -69,7 +69,7 @@ public final class ServerMetrics {
                     .tag("reason", r.wireName()).register(registry));
         }
         for (CloseCode c : CloseCode.values()) {
-            closes.put(c, Counter.builder("push.closes.sent").description("close frames sent, by code")
+            closes.put(c, Counter.builder("push.closes.sent").description("close frames sent with the server's own code, by code")
                     .tag("code", Integer.toString(c.code())).register(registry));
         }
         for (Refusal r : Refusal.values()) {

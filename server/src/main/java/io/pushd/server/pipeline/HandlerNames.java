@@ -14,7 +14,9 @@ package io.pushd.server.pipeline;
  *   http-api              HttpApiHandler              REST API, health, upgrade validation
  *   ws-compression        WebSocketServerCompressionHandler  permessage-deflate, only when enabled
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
- *   ws-protocol           WebSocketServerProtocolHandler  handshake, ping/pong, close, frame limits
+ *   ws-close              CloseHandshakeHandler       the peer's close frames; discards input once closing
+ *   ws-inbound-rate       InboundRateHandler          every frame counts against the inbound limit (1008)
+ *   ws-protocol           LiveProtocolHandler         handshake, ping/pong, frame limits (Netty's, errors passed on)
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
  *   ws-session            LiveSessionHandler          subscriptions, replay, live events
  * </pre>
@@ -33,6 +35,8 @@ public final class HandlerNames {
     public static final String HTTP_API = "http-api";
     public static final String WS_COMPRESSION = "ws-compression";
     public static final String WS_HEARTBEAT = "ws-heartbeat";
+    public static final String WS_CLOSE = "ws-close";
+    public static final String WS_INBOUND_RATE = "ws-inbound-rate";
     public static final String WS_PROTOCOL = "ws-protocol";
     public static final String WS_AGGREGATOR = "ws-aggregator";
     public static final String WS_SESSION = "ws-session";

@@ -42,8 +42,8 @@ final class HeartbeatHandler extends ChannelDuplexHandler {
     }
 
     private void ping(ChannelHandlerContext ctx) {
-        if (!ctx.channel().isActive()) {
-            return;
+        if (!ctx.channel().isActive() || WebSocketClose.isClosing(ctx.channel())) {
+            return; // nothing goes out after a close frame
         }
         long sentAt = System.nanoTime();
         ctx.writeAndFlush(new PingWebSocketFrame());

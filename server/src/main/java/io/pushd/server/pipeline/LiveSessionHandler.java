@@ -2,9 +2,11 @@ package io.pushd.server.pipeline;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.CodecException;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.compression.DecompressionException;
-import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
@@ -18,7 +20,6 @@ import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.admission.AdmissionControl;
-import io.pushd.server.admission.TokenBucket;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.replay.TopicSubscription;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -41,7 +42,7 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
 
     private final ServerContext server;
     private final Map<String, TopicSubscription> subscriptions = new LinkedHashMap<>();
-    private TokenBucket inboundRate;
+    private boolean upgraded;
     private String admittedIp; // non-null once admission counted this connection
     private ScheduledFuture<?> slowConsumerCheck;
 
@@ -58,6 +59,7 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onUpgraded(ChannelHandlerContext ctx) {
+        upgraded = true;
         String id = ctx.channel().id().asShortText();
         List<ClientMessage.Subscribe> initial = ctx.channel().attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).getAndSet(null);
         String ip = ctx.channel().attr(HttpApiHandler.CLIENT_IP).get();
@@ -84,7 +86,6 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
         admittedIp = ip;
         server.metrics().handshake(ServerMetrics.Handshake.ADMITTED);
         server.liveChannels().add(ctx.channel());
-        inboundRate = new TokenBucket(server.config().limits().maxInboundMessagesPerSecond(), System.nanoTime());
         HeartbeatHandler heartbeat = ctx.pipeline().get(HeartbeatHandler.class);
         if (heartbeat != null) {
             heartbeat.start(ctx.pipeline().context(heartbeat));
@@ -107,17 +108,12 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             if (admittedIp == null || WebSocketClose.isClosing(ctx.channel())) {
                 return; // refused or closing: nothing the client says matters any more
             }
-            if (!inboundRate.tryAcquire(System.nanoTime())) {
-                WebSocketClose.close(ctx.channel(), CloseCode.POLICY_VIOLATION, "more than "
-                        + server.config().limits().maxInboundMessagesPerSecond() + " messages per second", server.metrics());
-                return;
-            }
             if (frame instanceof TextWebSocketFrame text) {
                 onText(ctx, text.text());
             } else if (frame instanceof BinaryWebSocketFrame) {
                 WebSocketClose.close(ctx.channel(), CloseCode.UNSUPPORTED_DATA, "binary frames are not supported", server.metrics());
             }
-            // ping, pong and close are handled by the protocol handler before this one
+            // close frames, pings and pongs are handled before the protocol handler and in it
         } finally {
             ReferenceCountUtil.release(frame);
         }
@@ -211,22 +207,60 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         String id = ctx.channel().id().asShortText();
-        if (cause instanceof DecompressionException) {
-            // permessage-deflate: the inflated message passed maxFrameBytes, or the data was corrupt
-            boolean tooBig = String.valueOf(cause.getMessage()).contains("maximum size");
-            WebSocketClose.close(ctx.channel(), tooBig ? CloseCode.MESSAGE_TOO_BIG : CloseCode.INVALID_PAYLOAD,
-                    tooBig ? "message too big" : "invalid compressed data", server.metrics());
-        } else if (cause instanceof TooLongFrameException) {
-            WebSocketClose.close(ctx.channel(), CloseCode.MESSAGE_TOO_BIG, "message too big", server.metrics());
-        } else if (cause instanceof CorruptedWebSocketFrameException || cause instanceof CorruptedFrameException) {
-            log.debug("[{}] protocol error: {}", id, cause.getMessage());
-            ctx.close(); // the frame decoder already sent its close frame
-        } else if (cause instanceof IOException) {
-            log.debug("[{}] connection error: {}", id, cause.toString()); // resets are ordinary
-            ctx.close();
-        } else {
+        if (!causedByPeer(cause)) {
             log.warn("[{}] unexpected error", id, cause);
-            WebSocketClose.close(ctx.channel(), CloseCode.INTERNAL_ERROR, "internal error", server.metrics());
+            closeOrDrop(ctx, CloseCode.INTERNAL_ERROR, "internal error");
+            return;
         }
+        log.debug("[{}] {}", id, cause.toString()); // one line: the peer's doing, not ours
+        if (cause instanceof IOException || cause instanceof PrematureChannelClosureException) {
+            ctx.close(); // reset, or gone in the middle of a message: nobody to send a close frame to
+        } else if (cause instanceof CorruptedWebSocketFrameException e) {
+            // the frame decoder and UTF-8 validator say which rule the peer broke
+            switch (e.closeStatus().code()) {
+                case 1007 -> closeOrDrop(ctx, CloseCode.INVALID_PAYLOAD, e.getMessage());
+                case 1009 -> closeOrDrop(ctx, CloseCode.MESSAGE_TOO_BIG, "message too big");
+                default -> closeOrDrop(ctx, CloseCode.PROTOCOL_ERROR, e.getMessage());
+            }
+            if (upgraded) {
+                WebSocketClose.discardInput(ctx.channel());
+            }
+        } else if (cause instanceof TooLongFrameException) {
+            closeOrDrop(ctx, CloseCode.MESSAGE_TOO_BIG, "message too big"); // fragments added up past the limit
+        } else if (cause instanceof DecompressionException) {
+            // permessage-deflate: the inflated message passed maxFrameBytes, or the data was corrupt.
+            // Netty throws the same type for both; only its message tells them apart.
+            boolean tooBig = String.valueOf(cause.getMessage()).contains("maximum size");
+            closeOrDrop(ctx, tooBig ? CloseCode.MESSAGE_TOO_BIG : CloseCode.INVALID_PAYLOAD,
+                    tooBig ? "message too big" : "invalid compressed data");
+        } else {
+            closeOrDrop(ctx, CloseCode.PROTOCOL_ERROR, "protocol error");
+        }
+    }
+
+    /** A close frame on a WebSocket; before the upgrade there is no WebSocket to send it on. */
+    private void closeOrDrop(ChannelHandlerContext ctx, CloseCode code, String reason) {
+        if (upgraded) {
+            WebSocketClose.close(ctx.channel(), code, reason, server.metrics());
+        } else {
+            ctx.close();
+        }
+    }
+
+    /**
+     * Whether the peer caused this: bad bytes, a reset, a message cut off by a disconnect. A
+     * decoder wraps what its own code threw in a {@link DecoderException}; a runtime exception
+     * other than a codec error in there is a bug, as is anything thrown outside the codecs.
+     */
+    static boolean causedByPeer(Throwable cause) {
+        if (cause instanceof IOException || cause instanceof PrematureChannelClosureException) {
+            return true;
+        }
+        if (cause instanceof DecoderException) {
+            Throwable inner = cause.getCause();
+            return inner == null || inner instanceof CodecException || inner instanceof IOException
+                    || !(inner instanceof RuntimeException || inner instanceof Error);
+        }
+        return false;
     }
 }

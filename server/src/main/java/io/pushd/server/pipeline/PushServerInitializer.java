@@ -5,11 +5,9 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
-import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
-import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.handler.codec.http.websocketx.extensions.compression.WebSocketServerCompressionHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.pushd.server.admission.ConnectionLimiter;
@@ -41,11 +39,14 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
                 .checkStartsWith(true) // the path carries a query
                 .handshakeTimeoutMillis(limits.handshakeTimeout().toMillis())
                 .forceCloseTimeoutMillis(WebSocketClose.FORCE_CLOSE_MILLIS)
-                .sendCloseFrame(WebSocketCloseStatus.NORMAL_CLOSURE)
+                // every close frame comes from WebSocketClose, once: Netty would echo invalid codes,
+                // add "1000 Bye" to its own closes and close before the peer read them
+                .handleCloseFrames(false)
+                .sendCloseFrame(null)
                 .decoderConfig(WebSocketDecoderConfig.newBuilder()
                         .maxFramePayloadLength(limits.maxFrameBytes())
                         .allowExtensions(limits.permessageDeflate())
-                        .closeOnProtocolViolation(true)
+                        .closeOnProtocolViolation(false) // LiveSessionHandler picks the code from the exception
                         .build())
                 .build();
     }
@@ -68,7 +69,10 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         }
         p.addLast(HandlerNames.WS_HEARTBEAT, new HeartbeatHandler(server.config().heartbeat().interval(),
                 server.config().heartbeat().timeout()));
-        p.addLast(HandlerNames.WS_PROTOCOL, new WebSocketServerProtocolHandler(wsConfig));
+        p.addLast(HandlerNames.WS_CLOSE, new CloseHandshakeHandler(server.metrics()));
+        p.addLast(HandlerNames.WS_INBOUND_RATE, new InboundRateHandler(limits.maxInboundMessagesPerSecond(),
+                server.metrics()));
+        p.addLast(HandlerNames.WS_PROTOCOL, new LiveProtocolHandler(wsConfig));
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
         p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server));
     }

@@ -1,62 +1,176 @@
 package io.pushd.server.pipeline;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.util.AttributeKey;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.pushd.protocol.CloseCode;
 import io.pushd.server.metrics.ServerMetrics;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sends a connection's close frame once, behind a guard. The WebSocket protocol handler closes
- * the socket when the client's close frame comes back; if it does not within
- * {@link #FORCE_CLOSE_MILLIS}, the socket is closed anyway.
+ * The closing handshake (RFC 6455 sections 5.5.1 and 7), both directions, in one place: a
+ * connection sends exactly one close frame, behind a guard.
+ *
+ * <ul>
+ *   <li>The server closes ({@link #close}) with its code.</li>
+ *   <li>The peer closes ({@link #onPeerClose}): a valid code is echoed, an invalid one answered
+ *       with 1002, a reason that is not UTF-8 with 1007.</li>
+ * </ul>
+ *
+ * <p>Either way, once the close frame is out the output is shut, so a FIN follows right behind
+ * the frame (the server ends the TCP connection first, section 7.1.1), while input is still read
+ * and discarded until the peer's close frame, its FIN or {@link #FORCE_CLOSE_MILLIS}; only then is
+ * the socket closed. Closing while the peer is still sending would make the kernel answer with a
+ * reset, and a reset can overtake the close frame so the peer never sees it.
+ *
+ * <p>State is per channel and touched only on its event loop; {@link #close} may be called from
+ * any thread.
  */
 public final class WebSocketClose {
 
     private static final Logger log = LoggerFactory.getLogger(WebSocketClose.class);
-    private static final AttributeKey<AtomicBoolean> CLOSING = AttributeKey.valueOf("push.closing");
+    private static final AttributeKey<State> STATE = AttributeKey.valueOf("push.close");
     /** How long the closing handshake may take before the socket is closed anyway. */
     public static final long FORCE_CLOSE_MILLIS = 3_000;
+
+    /** Event loop only. */
+    private static final class State {
+        ChannelFuture sent;   // the write of our close frame, once there is one
+        boolean received;     // the peer's close frame arrived
+    }
 
     private WebSocketClose() {
     }
 
-    /** Returns false when a close frame was already sent on this channel. */
-    public static boolean close(Channel ch, CloseCode code, String reason, ServerMetrics metrics) {
-        AtomicBoolean guard = ch.attr(CLOSING).setIfAbsent(new AtomicBoolean());
-        if (guard == null) {
-            guard = ch.attr(CLOSING).get();
+    /** Starts the closing handshake with this code, unless a close frame was already sent. */
+    public static void close(Channel ch, CloseCode code, String reason, ServerMetrics metrics) {
+        if (!ch.eventLoop().inEventLoop()) {
+            ch.eventLoop().execute(() -> close(ch, code, reason, metrics));
+            return;
         }
-        if (!guard.compareAndSet(false, true)) {
-            return false;
+        State s = state(ch);
+        if (s.sent != null) {
+            return;
         }
         String r = CloseCode.truncateReason(reason);
         metrics.closeSent(code, CloseCode.parseRetryMs(r).orElse(-1));
         log.debug("[{}] closing with {} {}", ch.id().asShortText(), code.describe(), r);
-        ChannelFuture f = ch.writeAndFlush(new CloseWebSocketFrame(code.code(), r));
-        f.addListener(done -> {
+        send(ch, s, new CloseWebSocketFrame(code.code(), r));
+    }
+
+    /**
+     * The peer's close frame: the answer to ours, or the peer starting the handshake. Does not
+     * release the frame.
+     */
+    static void onPeerClose(Channel ch, CloseWebSocketFrame frame, ServerMetrics metrics) {
+        State s = state(ch);
+        if (s.received) {
+            return; // a second close: nothing to answer, the socket is closing
+        }
+        s.received = true;
+        if (s.sent != null) {
+            if (s.sent.isDone()) {
+                ch.close(); // the answer to our close, which went out earlier: the handshake is complete
+            } // else the write's listener takes it from there
+            return;
+        }
+        String id = ch.id().asShortText();
+        ByteBuf body = frame.content();
+        int code = frame.statusCode(); // -1 without a body
+        if (body.readableBytes() == 0) {
+            log.debug("[{}] peer closed without a code", id);
+            send(ch, s, new CloseWebSocketFrame(true, 0, Unpooled.EMPTY_BUFFER));
+        } else if (code < 0 || !CloseCode.isTransmittable(code)) {
+            // Netty's decoder rejects most of these itself, but lets 5000-65535 through
+            String why = code < 0 ? "close frame with a 1-byte body" : "invalid close code " + code;
+            log.debug("[{}] protocol error in the peer's close: {}", id, why);
+            metrics.closeSent(CloseCode.PROTOCOL_ERROR, -1);
+            send(ch, s, new CloseWebSocketFrame(CloseCode.PROTOCOL_ERROR.code(), why));
+        } else if (!ByteBufUtil.isText(body, body.readerIndex() + 2, body.readableBytes() - 2, StandardCharsets.UTF_8)) {
+            log.debug("[{}] peer closed with a reason that is not UTF-8", id);
+            metrics.closeSent(CloseCode.INVALID_PAYLOAD, -1);
+            send(ch, s, new CloseWebSocketFrame(CloseCode.INVALID_PAYLOAD.code(), "close reason is not UTF-8"));
+        } else {
+            log.debug("[{}] peer closed with {}", id, code);
+            send(ch, s, new CloseWebSocketFrame(code, "")); // echo the code (section 5.5.1)
+        }
+    }
+
+    /**
+     * After the frame decoder failed, drops the rest of the input undecoded: nothing the peer sends
+     * after a broken frame is a frame we would act on, and Netty's failed decoder would skip it
+     * one byte per call (about 2 MB/s of CPU for a peer that keeps sending). The peer's FIN, or
+     * the timeout, then ends the closing handshake. Event loop only.
+     */
+    static void discardInput(Channel ch) {
+        ChannelHandlerContext decoder = ch.pipeline().context(WebSocketFrameDecoder.class);
+        if (decoder != null) {
+            ch.pipeline().replace(decoder.name(), DISCARD_NAME, DISCARD);
+        }
+    }
+
+    private static final String DISCARD_NAME = "ws-discard";
+    private static final ChannelHandler DISCARD = new InputDiscarder();
+
+    @ChannelHandler.Sharable
+    private static final class InputDiscarder extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    /** True once a close frame was sent (or queued) on this channel. Event loop only. */
+    public static boolean isClosing(Channel ch) {
+        State s = ch.attr(STATE).get();
+        return s != null && s.sent != null;
+    }
+
+    private static State state(Channel ch) {
+        State s = ch.attr(STATE).get();
+        if (s == null) {
+            s = new State();
+            ch.attr(STATE).set(s);
+        }
+        return s;
+    }
+
+    private static void send(Channel ch, State s, CloseWebSocketFrame frame) {
+        // through the whole pipeline, so the protocol handler drops anything written after it
+        s.sent = ch.writeAndFlush(frame);
+        s.sent.addListener(done -> {
             if (!done.isSuccess()) {
+                ch.close();
+            } else if (ch instanceof DuplexChannel duplex && ch.isActive()) {
+                duplex.shutdownOutput(); // the peer's FIN (or close frame, or the timeout) closes
+                // from now on input is only discarded: read it to the end even if reading was paused
+                ch.config().setAutoRead(true);
+            } else if (s.received) {
                 ch.close();
             }
         });
-        // A peer that never answers (or never reads, so our frame is still queued) is dropped.
-        ch.eventLoop().schedule(() -> {
-            if (ch.isActive()) {
-                log.debug("[{}] no close reply within {} ms; closing", ch.id().asShortText(), FORCE_CLOSE_MILLIS);
+        // a peer that never answers (or never reads, so our frame is still queued) is dropped
+        ScheduledFuture<?> force = ch.eventLoop().schedule(() -> {
+            if (ch.isOpen()) {
+                log.debug("[{}] closing handshake not done within {} ms; closing", ch.id().asShortText(),
+                        FORCE_CLOSE_MILLIS);
                 ch.close();
             }
         }, FORCE_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
-        return true;
-    }
-
-    /** True once a close frame was sent. */
-    public static boolean isClosing(Channel ch) {
-        AtomicBoolean guard = ch.attr(CLOSING).get();
-        return guard != null && guard.get();
+        ch.closeFuture().addListener(closed -> force.cancel(false));
     }
 }

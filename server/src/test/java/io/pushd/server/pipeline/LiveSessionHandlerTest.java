@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.codec.compression.DecompressionException;
+import io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
@@ -50,11 +54,18 @@ class LiveSessionHandlerTest {
         if (channel != null) {
             channel.finishAndReleaseAll();
         }
-        publisher.close();
-        store.close();
+        if (publisher != null) { // the classification tests need no server
+            publisher.close();
+            store.close();
+        }
     }
 
     private EmbeddedChannel upgraded(UnaryOperator<ServerConfig.Limits> limits) {
+        return upgraded(limits, false);
+    }
+
+    /** With {@code wsHandlers}, the close and rate handlers sit before the session, as in the pipeline. */
+    private EmbeddedChannel upgraded(UnaryOperator<ServerConfig.Limits> limits, boolean wsHandlers) {
         ServerConfig d = ServerConfig.defaults();
         ServerConfig config = d.withLimits(limits.apply(d.limits()));
         store = new ChronicleEventStore(dataDir, Duration.ofHours(1), 100, Duration.ofHours(1), false,
@@ -66,7 +77,11 @@ class LiveSessionHandlerTest {
         server = new ServerContext(config, store, publisher, hub, lifecycle,
                 new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), new AdmissionControl(config.limits(), 5000),
                 new ClientAddress(List.of()), metrics);
-        channel = new EmbeddedChannel(new LiveSessionHandler(server));
+        channel = wsHandlers
+                ? new EmbeddedChannel(new CloseHandshakeHandler(metrics),
+                        new InboundRateHandler(config.limits().maxInboundMessagesPerSecond(), metrics),
+                        new LiveSessionHandler(server))
+                : new EmbeddedChannel(new LiveSessionHandler(server));
         channel.attr(HttpApiHandler.CLIENT_IP).set("192.0.2.1");
         channel.attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
         channel.pipeline().fireUserEventTriggered(
@@ -107,7 +122,7 @@ class LiveSessionHandlerTest {
         upgraded(l -> new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
                 l.maxConnections(), l.maxConnectionsPerIp(), l.maxHandshakesPerSecond(), l.handshakeTimeout(),
                 l.slowConsumerTimeout(), 3, false, l.maxTcpConnections(), l.maxTcpConnectionsPerAddress(),
-                l.httpIdleTimeout(), l.httpMaxConnectionAge(), l.maxTopics()));
+                l.httpIdleTimeout(), l.httpMaxConnectionAge(), l.maxTopics()), true);
         for (int i = 0; i < 10; i++) {
             TextWebSocketFrame f = new TextWebSocketFrame("{\"type\":\"unsubscribe\",\"topic\":\"nope\"}");
             channel.writeInbound(f);
@@ -130,6 +145,32 @@ class LiveSessionHandlerTest {
         assertThat(close).isNotNull();
         assertThat(close.statusCode()).isEqualTo(CloseCode.POLICY_VIOLATION.code());
         close.release();
+    }
+
+    @Test
+    void aMessageCutOffByADisconnectIsThePeersDoingNotABug() {
+        assertThat(LiveSessionHandler.causedByPeer(new PrematureChannelClosureException("gone mid-message"))).isTrue();
+        assertThat(LiveSessionHandler.causedByPeer(new CorruptedWebSocketFrameException())).isTrue();
+        assertThat(LiveSessionHandler.causedByPeer(new TooLongFrameException())).isTrue();
+        assertThat(LiveSessionHandler.causedByPeer(new DecompressionException(new java.util.zip.DataFormatException())))
+                .isTrue();
+        assertThat(LiveSessionHandler.causedByPeer(new java.io.IOException("Connection reset by peer"))).isTrue();
+    }
+
+    @Test
+    void aFailureInOurOwnCodeIsABugEvenInsideADecoder() {
+        assertThat(LiveSessionHandler.causedByPeer(new IllegalStateException("store broke"))).isFalse();
+        assertThat(LiveSessionHandler.causedByPeer(new DecoderException(new NullPointerException()))).isFalse();
+        assertThat(LiveSessionHandler.causedByPeer(new DecoderException(new OutOfMemoryError()))).isFalse();
+    }
+
+    @Test
+    void aMessageCutOffByADisconnectSendsNoCloseFrame() {
+        upgraded(l -> l);
+        channel.pipeline().fireExceptionCaught(new PrematureChannelClosureException("gone mid-message"));
+        channel.runPendingTasks();
+        assertThat((Object) channel.readOutbound()).isNull();
+        assertThat(channel.isOpen()).isFalse();
     }
 
     @Test
