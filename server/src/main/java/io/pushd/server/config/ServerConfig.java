@@ -105,23 +105,24 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL, DEFAULT_MIN_FREE_BYTES);
         }
 
+        public StoreBuilder toBuilder() {
+            return new StoreBuilder(this);
+        }
+
         public Store withDataDir(String d) {
-            return new Store(d, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval,
-                    minFreeBytes);
+            return toBuilder().dataDir(d).build();
         }
 
         public Store withRetention(Duration age, long count) {
-            return new Store(dataDir, age, count, dedupeWindow, fsync, retentionCheckInterval, minFreeBytes);
+            return toBuilder().retentionAge(age).retentionCount(count).build();
         }
 
         public Store withFsync(boolean f) {
-            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, f, retentionCheckInterval,
-                    minFreeBytes);
+            return toBuilder().fsync(f).build();
         }
 
         public Store withMinFreeBytes(long bytes) {
-            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval,
-                    bytes);
+            return toBuilder().minFreeBytes(bytes).build();
         }
     }
 
@@ -192,42 +193,31 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE, DEFAULT_MAX_TOPICS);
         }
 
+        public LimitsBuilder toBuilder() {
+            return new LimitsBuilder(this);
+        }
+
         public Limits withMaxConnections(int n) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, n, maxConnectionsPerIp,
-                    maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond,
-                    permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
-                    httpMaxConnectionAge, maxTopics);
+            return toBuilder().maxConnections(n).build();
         }
 
         /** The caps on TCP connections of every kind (0 = derived, see the constants). */
         public Limits withTcpConnections(int total, int perAddress) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, permessageDeflate, total, perAddress, httpIdleTimeout,
-                    httpMaxConnectionAge, maxTopics);
+            return toBuilder().maxTcpConnections(total).maxTcpConnectionsPerAddress(perAddress).build();
         }
 
         /** How long a kept-alive HTTP connection may wait for its next request, and live in all. */
         public Limits withHttpKeepAlive(Duration idleTimeout, Duration maxConnectionAge) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress,
-                    idleTimeout, maxConnectionAge, maxTopics);
+            return toBuilder().httpIdleTimeout(idleTimeout).httpMaxConnectionAge(maxConnectionAge).build();
         }
 
         /** Compression costs a deflate per subscriber (frames are no longer shared), so it is opt-in. */
         public Limits withPermessageDeflate(boolean on) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, on, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
-                    httpMaxConnectionAge, maxTopics);
+            return toBuilder().permessageDeflate(on).build();
         }
 
         public Limits withMaxTopics(int n) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress,
-                    httpIdleTimeout, httpMaxConnectionAge, n);
+            return toBuilder().maxTopics(n).build();
         }
     }
 
