@@ -3,6 +3,7 @@ package io.pushd.server.config;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * The whole, validated server configuration. Every section is an immutable record whose compact
@@ -274,7 +275,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     /** Origins allowed to open WebSockets (empty = any), and proxies trusted for X-Forwarded-For. */
     public record Security(List<String> allowedOrigins, List<String> trustedProxies) {
         /** An RFC 6454 serialised origin: scheme, host (name, IPv4 or [IPv6]), optional port. */
-        private static final java.util.regex.Pattern ORIGIN = java.util.regex.Pattern.compile(
+        private static final Pattern ORIGIN = Pattern.compile(
                 "[a-z][a-z0-9+.-]*://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?");
 
         public Security {
@@ -299,7 +300,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    static void require(boolean ok, String key, Object value, String expected) {
+    private static void require(boolean ok, String key, Object value, String expected) {
         if (!ok) {
             Object shown = value instanceof Duration d ? Durations.format(d) : value;
             throw new ConfigException(key + ": " + shown + " (expected: " + expected + ")");
