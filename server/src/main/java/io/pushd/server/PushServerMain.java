@@ -5,14 +5,18 @@ import io.pushd.server.config.ConfigLoader;
 import io.pushd.server.config.ServerConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * {@code java -jar push-server.jar}: reads the configuration (defaults, then the file, then
@@ -75,37 +79,45 @@ public final class PushServerMain implements Callable<Integer> {
             return 0;
         }
         // No key holds a secret yet; when one does (auth tokens), mask it here before logging.
-        org.slf4j.LoggerFactory.getLogger(PushServerMain.class)
+        LoggerFactory.getLogger(PushServerMain.class)
                 .info("effective configuration:\n{}", ConfigLoader.toYaml(config).stripTrailing());
         PushServer server = PushServer.start(config);
-        CountDownLatch stopped = new CountDownLatch(1);
-        AtomicInteger terms = new AtomicInteger();
-        sun.misc.SignalHandler onTerm = sig -> {
-            if (terms.incrementAndGet() == 1) {
-                Thread drain = new Thread(() -> {
-                    server.drain();
-                    stopped.countDown();
-                }, "push-drain");
-                drain.start();
-                Thread watchdog = new Thread(() -> {
-                    try {
-                        Thread.sleep(config.drain().deadline().toMillis());
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                    forceExit(server, "drain deadline passed");
-                }, "push-drain-deadline");
-                watchdog.setDaemon(true);
-                watchdog.start();
-            } else {
-                forceExit(server, "second signal");
-            }
-        };
-        sun.misc.Signal.handle(new sun.misc.Signal("TERM"), onTerm);
-        sun.misc.Signal.handle(new sun.misc.Signal("INT"), onTerm);
-        stopped.await();
+        drainOnSignal(server, config.drain().deadline()).await();
         System.exit(0);
         return 0;
+    }
+
+    /**
+     * The first SIGTERM or SIGINT drains, with a watchdog that forces the exit at the deadline;
+     * a second one forces it at once. The latch opens when the drain has finished.
+     */
+    private static CountDownLatch drainOnSignal(PushServer server, Duration deadline) {
+        CountDownLatch stopped = new CountDownLatch(1);
+        AtomicInteger signals = new AtomicInteger();
+        SignalHandler onSignal = sig -> {
+            if (signals.incrementAndGet() > 1) {
+                forceExit(server, "second signal");
+                return;
+            }
+            Thread drain = new Thread(() -> {
+                server.drain();
+                stopped.countDown();
+            }, "push-drain");
+            drain.start();
+            Thread watchdog = new Thread(() -> {
+                try {
+                    Thread.sleep(deadline.toMillis());
+                } catch (InterruptedException e) {
+                    return;
+                }
+                forceExit(server, "drain deadline passed");
+            }, "push-drain-deadline");
+            watchdog.setDaemon(true);
+            watchdog.start();
+        };
+        Signal.handle(new Signal("TERM"), onSignal);
+        Signal.handle(new Signal("INT"), onSignal);
+        return stopped;
     }
 
     /**

@@ -309,10 +309,6 @@ class CloseHandshakeTest {
     }
 
     private static ServerConfig.Limits inboundLimit(ServerConfig c, int perSecond) {
-        ServerConfig.Limits l = c.limits();
-        return new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
-                l.maxConnections(), l.maxConnectionsPerIp(), l.maxHandshakesPerSecond(), l.handshakeTimeout(),
-                l.slowConsumerTimeout(), perSecond, false, l.maxTcpConnections(), l.maxTcpConnectionsPerAddress(),
-                l.httpIdleTimeout(), l.httpMaxConnectionAge(), l.maxTopics());
+        return c.limits().toBuilder().maxInboundMessagesPerSecond(perSecond).permessageDeflate(false).build();
     }
 }

@@ -97,10 +97,8 @@ class ConnectionLimitsTest {
     @Test
     void aKeptAliveConnectionWithNoRequestIsClosedAfterTheIdleTimeout() throws Exception {
         // the first-request timeout is long: only the idle timeout can close it
-        start(l -> new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
-                l.maxConnections(), l.maxConnectionsPerIp(), l.maxHandshakesPerSecond(), Duration.ofSeconds(30),
-                l.slowConsumerTimeout(), l.maxInboundMessagesPerSecond(), false, 0, 0, Duration.ofMillis(500),
-                l.httpMaxConnectionAge(), l.maxTopics()));
+        start(l -> l.toBuilder().handshakeTimeout(Duration.ofSeconds(30)).permessageDeflate(false)
+                .maxTcpConnections(0).maxTcpConnectionsPerAddress(0).httpIdleTimeout(Duration.ofMillis(500)).build());
         Socket s = connect("127.0.0.1");
         String answer = exchange(s, HEALTHZ);
         assertThat(answer).startsWith("HTTP/1.1 200").doesNotContainIgnoringCase("connection: close");

@@ -48,10 +48,10 @@ class LimitsTest {
 
     private static ServerConfig.Limits limits(ServerConfig c, int maxConnections, int maxPerIp, int handshakesPerSecond,
                                               Duration handshakeTimeout, Duration slowConsumer, int inboundPerSecond) {
-        ServerConfig.Limits l = c.limits();
-        return new ServerConfig.Limits(l.maxPublishBytes(), l.maxFrameBytes(), l.maxTopicsPerConnection(),
-                maxConnections, maxPerIp, handshakesPerSecond, handshakeTimeout, slowConsumer, inboundPerSecond, false,
-                l.maxTcpConnections(), l.maxTcpConnectionsPerAddress(), l.httpIdleTimeout(), l.httpMaxConnectionAge(), l.maxTopics());
+        return c.limits().toBuilder().maxConnections(maxConnections).maxConnectionsPerIp(maxPerIp)
+                .maxHandshakesPerSecond(handshakesPerSecond).handshakeTimeout(handshakeTimeout)
+                .slowConsumerTimeout(slowConsumer).maxInboundMessagesPerSecond(inboundPerSecond)
+                .permessageDeflate(false).build();
     }
 
     @Test

@@ -1,8 +1,13 @@
 package io.pushd.server.admission;
 
+import io.netty.handler.ipfilter.IpFilterRuleType;
+import io.netty.handler.ipfilter.IpSubnetFilterRule;
 import io.netty.util.NetUtil;
+import java.net.Inet6Address;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.net.UnknownHostException;
 import java.util.List;
 
 /**
@@ -12,27 +17,7 @@ import java.util.List;
  */
 public final class ClientAddress {
 
-    private final List<Cidr> trusted;
-
-    private record Cidr(byte[] network, int bits) {
-        boolean contains(byte[] addr) {
-            if (addr.length != network.length) {
-                return false;
-            }
-            int full = bits / 8;
-            for (int i = 0; i < full; i++) {
-                if (addr[i] != network[i]) {
-                    return false;
-                }
-            }
-            int rest = bits % 8;
-            if (rest == 0) {
-                return true;
-            }
-            int mask = (0xFF << (8 - rest)) & 0xFF;
-            return (addr[full] & mask) == (network[full] & mask);
-        }
-    }
+    private final List<IpSubnetFilterRule> trusted;
 
     /** @param trustedProxies addresses or CIDR blocks, e.g. {@code 10.0.0.5}, {@code 10.0.0.0/8} */
     public ClientAddress(List<String> trustedProxies) {
@@ -40,9 +25,9 @@ public final class ClientAddress {
     }
 
     public String resolve(SocketAddress peer, String forwardedFor) {
-        String peerIp = peer instanceof InetSocketAddress isa && isa.getAddress() != null
-                ? isa.getAddress().getHostAddress() : String.valueOf(peer);
-        if (forwardedFor == null || trusted.isEmpty() || !isTrusted(peerIp)) {
+        boolean ip = peer instanceof InetSocketAddress isa && isa.getAddress() != null;
+        String peerIp = ip ? ((InetSocketAddress) peer).getAddress().getHostAddress() : String.valueOf(peer);
+        if (forwardedFor == null || trusted.isEmpty() || !ip || !matches((InetSocketAddress) peer)) {
             return peerIp;
         }
         String[] hops = forwardedFor.split(",");
@@ -59,25 +44,25 @@ public final class ClientAddress {
     }
 
     /** Whether {@code peer} is one of {@code security.trustedProxies}. */
-    public boolean isTrustedProxy(java.net.InetAddress peer) {
-        return !trusted.isEmpty() && contains(peer.getAddress());
+    public boolean isTrustedProxy(InetAddress peer) {
+        return !trusted.isEmpty() && matches(new InetSocketAddress(peer, 0));
     }
 
     private boolean isTrusted(String ip) {
         byte[] addr = literal(ip);
-        return addr != null && contains(addr);
+        return addr != null && matches(new InetSocketAddress(inet(addr), 0));
     }
 
-    private boolean contains(byte[] addr) {
-        for (Cidr c : trusted) {
-            if (c.contains(addr)) {
+    private boolean matches(InetSocketAddress addr) {
+        for (IpSubnetFilterRule rule : trusted) {
+            if (rule.matches(addr)) {
                 return true;
             }
         }
         return false;
     }
 
-    private static Cidr parseCidr(String spec) {
+    private static IpSubnetFilterRule parseCidr(String spec) {
         int slash = spec.indexOf('/');
         byte[] addr = literal(slash < 0 ? spec.trim() : spec.substring(0, slash).trim());
         if (addr == null) {
@@ -88,12 +73,25 @@ public final class ClientAddress {
         if (bits < 0 || bits > addr.length * 8) {
             throw new IllegalArgumentException("security.trustedProxies: " + spec + " (prefix out of range)");
         }
-        return new Cidr(addr, bits);
+        // The InetAddress constructor: the String one would resolve a name.
+        return new IpSubnetFilterRule(inet(addr), bits, IpFilterRuleType.ACCEPT);
     }
 
     /** Parses an IP literal without DNS; null for anything else. */
     static byte[] literal(String ip) {
         // Netty's parser never resolves names: this runs on an event loop, so no DNS, ever.
         return NetUtil.createByteArrayFromIpAddressString(ip);
+    }
+
+    /**
+     * 16 bytes stay IPv6: {@code InetAddress.getByAddress} would turn {@code ::ffff:a.b.c.d} into
+     * IPv4, and such a hop never matched an IPv4 block (nor an IPv4 peer an IPv6 one).
+     */
+    private static InetAddress inet(byte[] addr) {
+        try {
+            return addr.length == 16 ? Inet6Address.getByAddress(null, addr, -1) : InetAddress.getByAddress(addr);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException(e); // only for a length other than 4 or 16
+        }
     }
 }

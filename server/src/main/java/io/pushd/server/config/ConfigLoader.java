@@ -2,6 +2,7 @@ package io.pushd.server.config;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonDeserializer;
@@ -15,18 +16,23 @@ import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.BooleanNode;
+import com.fasterxml.jackson.databind.node.LongNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import java.io.IOException;
+import java.lang.reflect.RecordComponent;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
@@ -79,22 +85,33 @@ public final class ConfigLoader {
     public static ServerConfig load(Path file, Map<String, String> overrides) {
         ObjectNode tree = TREE.valueToTree(ServerConfig.defaults());
         if (file != null) {
-            JsonNode fromFile;
-            try {
-                fromFile = YAML.readTree(Files.readAllBytes(file));
-            } catch (IOException e) {
-                throw new ConfigException("config file " + file + ": " + firstLine(e.getMessage()));
-            }
-            if (fromFile != null && !fromFile.isMissingNode() && !fromFile.isNull()) {
-                if (!fromFile.isObject()) {
-                    throw new ConfigException("config file " + file + ": expected a mapping of sections");
-                }
-                merge(tree, (ObjectNode) fromFile, "");
-            }
+            merge(tree, readFile(file), "");
         }
         for (Map.Entry<String, String> o : overrides.entrySet()) {
             apply(tree, o.getKey(), o.getValue());
         }
+        return bind(tree);
+    }
+
+    /** The file's sections; an empty file is an empty mapping. */
+    private static ObjectNode readFile(Path file) {
+        JsonNode fromFile;
+        try {
+            fromFile = YAML.readTree(Files.readAllBytes(file));
+        } catch (IOException e) {
+            throw new ConfigException("config file " + file + ": " + firstLine(e.getMessage()));
+        }
+        if (fromFile == null || fromFile.isMissingNode() || fromFile.isNull()) {
+            return TREE.createObjectNode();
+        }
+        if (!fromFile.isObject()) {
+            throw new ConfigException("config file " + file + ": expected a mapping of sections");
+        }
+        return (ObjectNode) fromFile;
+    }
+
+    /** The records' compact constructors validate; Jackson's own errors are cut to the key and one line. */
+    private static ServerConfig bind(ObjectNode tree) {
         try {
             return TREE.treeToValue(tree, ServerConfig.class);
         } catch (UnrecognizedPropertyException e) {
@@ -102,8 +119,7 @@ public final class ConfigLoader {
                     + e.getKnownPropertyIds().stream().map(String::valueOf).sorted().collect(Collectors.joining(", "))
                     + ")");
         } catch (JsonMappingException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof ConfigException ce) {
+            if (e.getCause() instanceof ConfigException ce) {
                 throw ce;
             }
             throw new ConfigException(path(e) + ": " + firstLine(e.getOriginalMessage()));
@@ -117,9 +133,8 @@ public final class ConfigLoader {
     }
 
     /** The top-level keys of the configuration (server, store, limits, ...). */
-    private static final java.util.Set<String> SECTIONS = java.util.Arrays.stream(
-                    ServerConfig.class.getRecordComponents())
-            .map(java.lang.reflect.RecordComponent::getName).collect(java.util.stream.Collectors.toUnmodifiableSet());
+    private static final Set<String> SECTIONS = Arrays.stream(ServerConfig.class.getRecordComponents())
+            .map(RecordComponent::getName).collect(Collectors.toUnmodifiableSet());
 
     /**
      * {@code PUSH_PORT=9000} → {@code server.port}; {@code PUSH_STORE_DATA_DIR} → {@code store.dataDir}.
@@ -195,37 +210,38 @@ public final class ConfigLoader {
         }
     }
 
+    /**
+     * Replaces one leaf of {@code tree}, parsing {@code value} as the type the leaf already has: an
+     * override names a key that exists (in the defaults), never a new one.
+     */
     private static void apply(ObjectNode tree, String dotted, String value) {
-        String[] parts = dotted.split("\\.");
-        ObjectNode node = tree;
-        for (int i = 0; i < parts.length - 1; i++) {
-            JsonNode next = node.get(parts[i]);
-            if (next == null || !next.isObject()) {
-                throw new ConfigException(dotted + ": unknown key");
-            }
-            node = (ObjectNode) next;
+        JsonPointer at = JsonPointer.empty();
+        for (String part : dotted.split("\\.")) {
+            at = at.appendProperty(part); // escapes '/' and '~' in the part, unlike compile()
         }
-        String leaf = parts[parts.length - 1];
-        JsonNode existing = node.get(leaf);
-        if (existing == null || existing.isObject()) {
+        JsonNode existing = tree.at(at);
+        JsonNode parent = at.matches() ? null : tree.at(at.head());
+        if (parent == null || !parent.isObject() || existing.isMissingNode() || existing.isObject()) {
             throw new ConfigException(dotted + ": unknown key");
         }
-        if (existing.isNumber()) {
+        ((ObjectNode) parent).set(at.last().getMatchingProperty(), parse(dotted, existing, value));
+    }
+
+    private static JsonNode parse(String key, JsonNode like, String value) {
+        if (like.isNumber()) {
             try {
-                node.put(leaf, Long.parseLong(value.trim()));
+                return LongNode.valueOf(Long.parseLong(value.trim()));
             } catch (NumberFormatException e) {
-                throw new ConfigException(dotted + ": " + value + " (expected: a whole number)");
+                throw new ConfigException(key + ": " + value + " (expected: a whole number)");
             }
-        } else if (existing.isBoolean()) {
-            if (!value.equals("true") && !value.equals("false")) {
-                throw new ConfigException(dotted + ": " + value + " (expected: true or false)");
-            }
-            node.put(leaf, Boolean.parseBoolean(value));
-        } else if (existing.isArray()) {
-            node.set(leaf, list(dotted, value));
-        } else {
-            node.set(leaf, TextNode.valueOf(value));
         }
+        if (like.isBoolean()) {
+            if (!value.equals("true") && !value.equals("false")) {
+                throw new ConfigException(key + ": " + value + " (expected: true or false)");
+            }
+            return BooleanNode.valueOf(Boolean.parseBoolean(value));
+        }
+        return like.isArray() ? list(key, value) : TextNode.valueOf(value);
     }
 
     /**
@@ -233,7 +249,7 @@ public final class ConfigLoader {
      * ({@code a,b}) or a YAML flow list ({@code [a, b]}); {@code ""} and {@code []} are empty.
      * Anything else (an unclosed bracket, a nested list or mapping) is refused, not kept as text.
      */
-    static ArrayNode list(String key, String value) {
+    private static ArrayNode list(String key, String value) {
         String v = value.trim();
         ArrayNode out = TREE.createArrayNode();
         if (v.startsWith("[") || v.endsWith("]")) {

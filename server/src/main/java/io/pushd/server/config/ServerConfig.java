@@ -3,6 +3,7 @@ package io.pushd.server.config;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * The whole, validated server configuration. Every section is an immutable record whose compact
@@ -105,23 +106,24 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL, DEFAULT_MIN_FREE_BYTES);
         }
 
+        public StoreBuilder toBuilder() {
+            return new StoreBuilder(this);
+        }
+
         public Store withDataDir(String d) {
-            return new Store(d, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval,
-                    minFreeBytes);
+            return toBuilder().dataDir(d).build();
         }
 
         public Store withRetention(Duration age, long count) {
-            return new Store(dataDir, age, count, dedupeWindow, fsync, retentionCheckInterval, minFreeBytes);
+            return toBuilder().retentionAge(age).retentionCount(count).build();
         }
 
         public Store withFsync(boolean f) {
-            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, f, retentionCheckInterval,
-                    minFreeBytes);
+            return toBuilder().fsync(f).build();
         }
 
         public Store withMinFreeBytes(long bytes) {
-            return new Store(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval,
-                    bytes);
+            return toBuilder().minFreeBytes(bytes).build();
         }
     }
 
@@ -192,42 +194,31 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE, DEFAULT_MAX_TOPICS);
         }
 
+        public LimitsBuilder toBuilder() {
+            return new LimitsBuilder(this);
+        }
+
         public Limits withMaxConnections(int n) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, n, maxConnectionsPerIp,
-                    maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond,
-                    permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
-                    httpMaxConnectionAge, maxTopics);
+            return toBuilder().maxConnections(n).build();
         }
 
         /** The caps on TCP connections of every kind (0 = derived, see the constants). */
         public Limits withTcpConnections(int total, int perAddress) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, permessageDeflate, total, perAddress, httpIdleTimeout,
-                    httpMaxConnectionAge, maxTopics);
+            return toBuilder().maxTcpConnections(total).maxTcpConnectionsPerAddress(perAddress).build();
         }
 
         /** How long a kept-alive HTTP connection may wait for its next request, and live in all. */
         public Limits withHttpKeepAlive(Duration idleTimeout, Duration maxConnectionAge) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress,
-                    idleTimeout, maxConnectionAge, maxTopics);
+            return toBuilder().httpIdleTimeout(idleTimeout).httpMaxConnectionAge(maxConnectionAge).build();
         }
 
         /** Compression costs a deflate per subscriber (frames are no longer shared), so it is opt-in. */
         public Limits withPermessageDeflate(boolean on) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, on, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout,
-                    httpMaxConnectionAge, maxTopics);
+            return toBuilder().permessageDeflate(on).build();
         }
 
         public Limits withMaxTopics(int n) {
-            return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections,
-                    maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout,
-                    maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress,
-                    httpIdleTimeout, httpMaxConnectionAge, n);
+            return toBuilder().maxTopics(n).build();
         }
     }
 
@@ -284,7 +275,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     /** Origins allowed to open WebSockets (empty = any), and proxies trusted for X-Forwarded-For. */
     public record Security(List<String> allowedOrigins, List<String> trustedProxies) {
         /** An RFC 6454 serialised origin: scheme, host (name, IPv4 or [IPv6]), optional port. */
-        private static final java.util.regex.Pattern ORIGIN = java.util.regex.Pattern.compile(
+        private static final Pattern ORIGIN = Pattern.compile(
                 "[a-z][a-z0-9+.-]*://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?");
 
         public Security {
@@ -309,7 +300,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    static void require(boolean ok, String key, Object value, String expected) {
+    private static void require(boolean ok, String key, Object value, String expected) {
         if (!ok) {
             Object shown = value instanceof Duration d ? Durations.format(d) : value;
             throw new ConfigException(key + ": " + shown + " (expected: " + expected + ")");

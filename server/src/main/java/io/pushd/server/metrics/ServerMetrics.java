@@ -23,6 +23,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -42,64 +43,34 @@ public final class ServerMetrics {
     /** Why a TCP connection was refused or failed at accept. */
     public enum Refusal { PER_ADDRESS, TOTAL, ACCEPT_FAILED }
 
-    private final Map<Refusal, Counter> refusals = new EnumMap<>(Refusal.class);
+    // Declared in registration order: each initializer registers its meter with this registry.
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final Map<Handshake, Counter> handshakes = new EnumMap<>(Handshake.class);
-    private final Map<ResetReason, Counter> resets = new EnumMap<>(ResetReason.class);
-    private final Map<CloseCode, Counter> closes = new EnumMap<>(CloseCode.class);
-    private final AtomicInteger subscriptions = new AtomicInteger();
-    private final Counter published;
-    private final Counter publishDeduplicated;
-    private final Counter refusedForStorage;
-    private final Counter framesDelivered;
-    private final Counter bytesDelivered;
-    private final Counter replayed;
-    private final Counter slowConsumerCloses;
-    private final DistributionSummary retryHints;
-    private final Timer publishLatency;
-    private final Timer fanoutLatency;
+    private final Map<Handshake, Counter> handshakes = counters(Handshake.class, "push.handshakes",
+            "WebSocket upgrades by outcome", "outcome", h -> h.name().toLowerCase());
+    private final Map<ResetReason, Counter> resets = counters(ResetReason.class, "push.resets",
+            "reset frames sent, by reason", "reason", ResetReason::wireName);
+    private final Map<CloseCode, Counter> closes = counters(CloseCode.class, "push.closes.sent",
+            "close frames sent with the server's own code, by code", "code", c -> Integer.toString(c.code()));
+    private final Map<Refusal, Counter> refusals = counters(Refusal.class, "push.connections.refused",
+            "TCP connections closed at accept (caps) or failed accepts", "reason", r -> r.name().toLowerCase());
+    private final AtomicInteger subscriptions = registerSubscriptions();
+    private final Counter published = counter("push.events.published", null, "events appended");
+    private final Counter publishDeduplicated = counter("push.events.deduplicated", null,
+            "publishes answered from an earlier Idempotency-Key");
+    private final Counter refusedForStorage = counter("push.store.refused.publishes", null,
+            "publishes refused (507 storage_full) because the disk had no room");
+    private final Counter framesDelivered = counter("push.frames.delivered", null, "event frames written to clients");
+    private final Counter bytesDelivered = counter("push.delivered", "bytes", "payload bytes of event frames written");
+    private final Counter replayed = counter("push.events.replayed", null, "events written from the store (replay)");
+    private final Counter slowConsumerCloses = counter("push.slow.consumer.closes", null,
+            "connections closed for not reading");
+    private final DistributionSummary retryHints = DistributionSummary.builder("push.retry.hint")
+            .baseUnit("milliseconds").description("retryMs hints sent with 1012/1013")
+            .serviceLevelObjectives(1_000, 2_000, 5_000, 10_000, 30_000, 60_000).register(registry);
+    private final Timer publishLatency = latency("push.publish.latency", "publish accepted to appended");
+    private final Timer fanoutLatency = latency("push.fanout.latency", "event appended to its last live write");
 
     public ServerMetrics() {
-        for (Handshake h : Handshake.values()) {
-            handshakes.put(h, Counter.builder("push.handshakes").description("WebSocket upgrades by outcome")
-                    .tag("outcome", h.name().toLowerCase()).register(registry));
-        }
-        for (ResetReason r : ResetReason.values()) {
-            resets.put(r, Counter.builder("push.resets").description("reset frames sent, by reason")
-                    .tag("reason", r.wireName()).register(registry));
-        }
-        for (CloseCode c : CloseCode.values()) {
-            closes.put(c, Counter.builder("push.closes.sent").description("close frames sent with the server's own code, by code")
-                    .tag("code", Integer.toString(c.code())).register(registry));
-        }
-        for (Refusal r : Refusal.values()) {
-            refusals.put(r, Counter.builder("push.connections.refused")
-                    .description("TCP connections closed at accept (caps) or failed accepts")
-                    .tag("reason", r.name().toLowerCase()).register(registry));
-        }
-        Gauge.builder("push.subscriptions", subscriptions, AtomicInteger::get)
-                .description("topic subscriptions of open connections").register(registry);
-        published = Counter.builder("push.events.published").description("events appended").register(registry);
-        publishDeduplicated = Counter.builder("push.events.deduplicated")
-                .description("publishes answered from an earlier Idempotency-Key").register(registry);
-        refusedForStorage = Counter.builder("push.store.refused.publishes")
-                .description("publishes refused (507 storage_full) because the disk had no room").register(registry);
-        framesDelivered = Counter.builder("push.frames.delivered").description("event frames written to clients")
-                .register(registry);
-        bytesDelivered = Counter.builder("push.delivered").baseUnit("bytes")
-                .description("payload bytes of event frames written").register(registry);
-        replayed = Counter.builder("push.events.replayed").description("events written from the store (replay)")
-                .register(registry);
-        slowConsumerCloses = Counter.builder("push.slow.consumer.closes")
-                .description("connections closed for not reading").register(registry);
-        retryHints = DistributionSummary.builder("push.retry.hint").baseUnit("milliseconds")
-                .description("retryMs hints sent with 1012/1013")
-                .serviceLevelObjectives(1_000, 2_000, 5_000, 10_000, 30_000, 60_000).register(registry);
-        publishLatency = Timer.builder("push.publish.latency").description("publish accepted to appended")
-                .publishPercentileHistogram().maximumExpectedValue(Duration.ofSeconds(5)).register(registry);
-        fanoutLatency = Timer.builder("push.fanout.latency")
-                .description("event appended to its last live write").publishPercentileHistogram()
-                .maximumExpectedValue(Duration.ofSeconds(5)).register(registry);
         new JvmMemoryMetrics().bindTo(registry);
         new JvmGcMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
@@ -112,6 +83,32 @@ public final class ServerMetrics {
         Gauge.builder("netty.pooled.direct.memory.used",
                         () -> PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory())
                 .baseUnit("bytes").description("direct memory of the pooled allocator").register(registry);
+    }
+
+    /** One counter per constant, all registered up front so every outcome is scraped as 0 until it happens. */
+    private <E extends Enum<E>> Map<E, Counter> counters(Class<E> type, String name, String description,
+                                                         String tag, Function<E, String> tagValue) {
+        Map<E, Counter> out = new EnumMap<>(type);
+        for (E e : type.getEnumConstants()) {
+            out.put(e, Counter.builder(name).description(description).tag(tag, tagValue.apply(e)).register(registry));
+        }
+        return out;
+    }
+
+    private Counter counter(String name, String unit, String description) {
+        return Counter.builder(name).baseUnit(unit).description(description).register(registry);
+    }
+
+    private Timer latency(String name, String description) {
+        return Timer.builder(name).description(description).publishPercentileHistogram()
+                .maximumExpectedValue(Duration.ofSeconds(5)).register(registry);
+    }
+
+    private AtomicInteger registerSubscriptions() {
+        AtomicInteger n = new AtomicInteger();
+        Gauge.builder("push.subscriptions", n, AtomicInteger::get)
+                .description("topic subscriptions of open connections").register(registry);
+        return n;
     }
 
     /** Registers a gauge read at scrape time (connections, disk use, ...). */
