@@ -1,28 +1,35 @@
 package io.pushd.server.pipeline;
 
 /**
- * Names of the handlers {@link PushServerInitializer} installs, in pipeline order (head → tail):
+ * Names of the handlers {@link PushServerInitializer} installs, in pipeline order (head → tail).
  *
+ * <p>Every connection starts as HTTP ({@code initChannel}):
  * <pre>
  *   connection-limit      ConnectionLimitFilter       TCP caps in all and per address, at accept (then leaves)
  *   backpressure          BackpressureHandler         owns autoRead: paused while unwritable or requests wait
  *   flush-consolidation   FlushConsolidationHandler   batches flushes made while reading
- *   http-codec            HttpServerCodec             (replaced by the WebSocket codec on upgrade)
+ *   http-codec            HttpServerCodec
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
  *   http-request-timeout  RequestTimeoutHandler       slowloris, idle, age and unread-answer bounds of HTTP
- *   http-api              HttpApiHandler              REST API, health, upgrade validation
+ *   http-api              HttpApiHandler              request checks, routes, in-order answers, the /v1/live gate
+ * </pre>
+ *
+ * <p>A {@code /v1/live} request that passes the gate turns it into a WebSocket
+ * ({@code upgradeToWebSocket}); the handshake (Netty's) then replaces {@code http-codec} with the
+ * WebSocket frame codec and removes {@code http-aggregator}:
+ * <pre>
+ *   backpressure          BackpressureHandler
+ *   flush-consolidation   FlushConsolidationHandler
+ *   (Netty's wsdecoder / wsencoder, where http-codec was; ws-discard replaces the decoder after a broken frame)
  *   ws-compression        WebSocketServerCompressionHandler  permessage-deflate, only when enabled
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
  *   ws-close              CloseHandshakeHandler       the peer's close frames; discards input once closing
  *   ws-inbound-rate       InboundRateHandler          every frame counts against the inbound limit (1008)
  *   ws-protocol           LiveProtocolHandler         handshake, ping/pong, frame limits (Netty's, errors passed on)
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
- *   ws-session            LiveSessionHandler          subscriptions, replay, live events
+ *   ws-session            LiveSessionHandler          frames to the Session, which writes through a WebSocketSink
  * </pre>
- *
- * <p>{@code http-keepalive}, {@code http-request-timeout} and {@code http-api} leave the pipeline
- * when the connection upgrades.
  */
 public final class HandlerNames {
     public static final String CONNECTION_LIMIT = "connection-limit";
@@ -40,6 +47,7 @@ public final class HandlerNames {
     public static final String WS_PROTOCOL = "ws-protocol";
     public static final String WS_AGGREGATOR = "ws-aggregator";
     public static final String WS_SESSION = "ws-session";
+    public static final String WS_DISCARD = "ws-discard";
 
     /** On the listening channel, after Netty's acceptor. */
     public static final String ACCEPT_ERRORS = "accept-errors";
