@@ -101,16 +101,7 @@ public final class PushServer implements AutoCloseable {
         this.publisher = new Publisher(store, new LocalSequencer(store.heads(), config.limits().maxTopics()), hub, metrics,
                 clock::currentTimeMillis, PUBLISH_QUEUE_CAPACITY);
         metrics.gauge("push.connections", "open WebSocket connections", null, sessions, Sessions::size);
-        metrics.gauge("push.store.disk", "size of the log files", "bytes", store, ChronicleEventStore::diskBytes);
-        metrics.gauge("push.store.oldest.event.age", "age of the oldest kept event", "seconds", () -> {
-            long ts = store.oldestTimestampMillis();
-            return ts < 0 ? Double.NaN : (clock.currentTimeMillis() - ts) / 1000.0;
-        });
-        metrics.gauge("push.topics", "topics in this epoch", null, store, s -> s.topicCount());
-        metrics.gauge("push.store.writable", "1 while publishes are stored, 0 while refused for want of disk space",
-                null, store, s -> s.writable() ? 1 : 0);
-        metrics.gauge("push.store.free", "usable space of the data directory's file system", "bytes",
-                store.storage(), g -> g.freeBytes());
+        registerStoreGauges(clock);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "push-housekeeping");
             t.setDaemon(true);
@@ -146,19 +137,7 @@ public final class PushServer implements AutoCloseable {
         log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", tcpConnections.maxTotal(),
                 tcpConnections.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
         try {
-            this.serverChannel = new ServerBootstrap()
-                    .group(bossGroup, workerGroup)
-                    .channel(channelType)
-                    .option(ChannelOption.SO_REUSEADDR, true) // rebind at once after a restart
-                    .option(ChannelOption.SO_BACKLOG, 4096)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 256 * 1024))
-                    .childHandler(new PushServerInitializer(context, tcpConnections))
-                    .bind(new InetSocketAddress(config.server().host(), config.server().port()))
-                    .sync()
-                    .channel();
-            // after the bind, so it comes after Netty's acceptor (which pauses accepting after a failure)
-            serverChannel.pipeline().addLast(HandlerNames.ACCEPT_ERRORS, new AcceptErrorHandler(metrics));
+            this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections));
         } catch (RuntimeException | InterruptedException e) {
             shutdownResources();
             throw e;
@@ -169,6 +148,37 @@ public final class PushServer implements AutoCloseable {
         long startupMillis = (System.nanoTime() - t0) / 1_000_000;
         log.info("push server ready on {} ({}), epoch {}, {} events recovered in {} ms", serverChannel.localAddress(),
                 transport, store.epoch(), store.recoveredEvents(), startupMillis);
+    }
+
+    private void registerStoreGauges(TimeProvider clock) {
+        metrics.gauge("push.store.disk", "size of the log files", "bytes", store, ChronicleEventStore::diskBytes);
+        metrics.gauge("push.store.oldest.event.age", "age of the oldest kept event", "seconds", () -> {
+            long ts = store.oldestTimestampMillis();
+            return ts < 0 ? Double.NaN : (clock.currentTimeMillis() - ts) / 1000.0;
+        });
+        metrics.gauge("push.topics", "topics in this epoch", null, store, s -> s.topicCount());
+        metrics.gauge("push.store.writable", "1 while publishes are stored, 0 while refused for want of disk space",
+                null, store, s -> s.writable() ? 1 : 0);
+        metrics.gauge("push.store.free", "usable space of the data directory's file system", "bytes",
+                store.storage(), g -> g.freeBytes());
+    }
+
+    private Channel bind(Class<? extends ServerSocketChannel> channelType, PushServerInitializer initializer)
+            throws InterruptedException {
+        Channel listening = new ServerBootstrap()
+                .group(bossGroup, workerGroup)
+                .channel(channelType)
+                .option(ChannelOption.SO_REUSEADDR, true) // rebind at once after a restart
+                .option(ChannelOption.SO_BACKLOG, 4096)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 256 * 1024))
+                .childHandler(initializer)
+                .bind(new InetSocketAddress(config.server().host(), config.server().port()))
+                .sync()
+                .channel();
+        // after the bind, so it comes after Netty's acceptor (which pauses accepting after a failure)
+        listening.pipeline().addLast(HandlerNames.ACCEPT_ERRORS, new AcceptErrorHandler(metrics));
+        return listening;
     }
 
     public int port() {
