@@ -78,7 +78,6 @@ public final class PushServer implements AutoCloseable {
     private final ConnectionLimiter tcpConnections;
     private final ServerMetrics metrics;
     private final Channel serverChannel;
-    private final String transport;
 
     /** Starts a server with the system clock. */
     public static PushServer start(ServerConfig config) throws InterruptedException {
@@ -116,7 +115,7 @@ public final class PushServer implements AutoCloseable {
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerSocketChannel> channelType =
                 epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-        this.transport = epoll ? "epoll" : "nio";
+        String transport = epoll ? "epoll" : "nio";
         int ioThreads = config.server().ioThreads() == 0
                 ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
         this.bossGroup = new MultiThreadIoEventLoopGroup(1, io);
@@ -191,10 +190,6 @@ public final class PushServer implements AutoCloseable {
 
     public String epoch() {
         return store.epoch();
-    }
-
-    public String transport() {
-        return transport;
     }
 
     public ChronicleEventStore store() {

@@ -118,7 +118,8 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             closeOrDrop(ctx, CloseCode.MESSAGE_TOO_BIG, "message too big"); // fragments added up past the limit
         } else if (cause instanceof DecompressionException) {
             // permessage-deflate: the inflated message passed maxFrameBytes, or the data was corrupt.
-            // Netty throws the same type for both; only its message tells them apart.
+            // Netty throws the same type for both, with no subtype or close status (unlike
+            // CorruptedWebSocketFrameException): only its message tells them apart.
             boolean tooBig = String.valueOf(cause.getMessage()).contains("maximum size");
             closeOrDrop(ctx, tooBig ? CloseCode.MESSAGE_TOO_BIG : CloseCode.INVALID_PAYLOAD,
                     tooBig ? "message too big" : "invalid compressed data");

@@ -90,7 +90,7 @@ final class PublishRoute {
                 "the event was not stored");
     }
 
-    static boolean isValidKey(String key) {
+    private static boolean isValidKey(String key) {
         if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
             return false;
         }

@@ -56,10 +56,6 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         this.onFailure = onFailure;
     }
 
-    public String topic() {
-        return topic;
-    }
-
     /**
      * Registers for live events, then sends {@code subscribed}, a {@code reset} when the request
      * cannot be replayed completely, and starts the replay. Event loop only.
