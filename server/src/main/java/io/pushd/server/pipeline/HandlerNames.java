@@ -16,16 +16,19 @@ package io.pushd.server.pipeline;
  * </pre>
  *
  * <p>A {@code /v1/live} request that passes the gate turns it into a WebSocket
- * ({@code upgradeToWebSocket}); the handshake (Netty's) then replaces {@code http-codec} with the
- * WebSocket frame codec and removes {@code http-aggregator}:
+ * ({@code upgradeToWebSocket}: the {@code http-*} handlers after the codec leave, the {@code ws-*}
+ * ones come in). Netty's handshake then swaps {@code http-codec} for its frame codec and drops
+ * {@code http-aggregator}; {@code ws-compression} negotiates permessage-deflate, installs Netty's
+ * deflate codec and leaves. After the upgrade ({@code PushServerInitializerTest} checks it):
  * <pre>
  *   backpressure          BackpressureHandler
  *   flush-consolidation   FlushConsolidationHandler
- *   (Netty's wsdecoder / wsencoder, where http-codec was; ws-discard replaces the decoder after a broken frame)
- *   ws-compression        WebSocketServerCompressionHandler  permessage-deflate, only when enabled
+ *   wsencoder, wsdecoder  Netty's frame codec (the decoder becomes ws-discard after a broken frame)
+ *   (PerMessageDeflateEncoder/Decoder, when negotiated)
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
  *   ws-close              CloseHandshakeHandler       the peer's close frames; discards input once closing
  *   ws-inbound-rate       InboundRateHandler          every frame counts against the inbound limit (1008)
+ *   (Utf8FrameValidator, added by ws-protocol)
  *   ws-protocol           LiveProtocolHandler         handshake, ping/pong, frame limits (Netty's, errors passed on)
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
  *   ws-session            LiveSessionHandler          frames to the Session, which writes through a WebSocketSink
@@ -40,6 +43,7 @@ public final class HandlerNames {
     public static final String HTTP_AGGREGATOR = "http-aggregator";
     public static final String HTTP_REQUEST_TIMEOUT = "http-request-timeout";
     public static final String HTTP_API = "http-api";
+    /** Only while the handshake runs, and only with {@code limits.permessageDeflate}. */
     public static final String WS_COMPRESSION = "ws-compression";
     public static final String WS_HEARTBEAT = "ws-heartbeat";
     public static final String WS_CLOSE = "ws-close";

@@ -64,9 +64,13 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     @Override
     protected void initChannel(SocketChannel ch) {
+        ch.pipeline().addLast(HandlerNames.CONNECTION_LIMIT, connectionLimit);
+        initHttp(ch.pipeline());
+    }
+
+    /** The HTTP pipeline every connection starts with, after the accept-time filter. */
+    void initHttp(ChannelPipeline p) {
         ServerConfig.Limits limits = server.config().limits();
-        ChannelPipeline p = ch.pipeline();
-        p.addLast(HandlerNames.CONNECTION_LIMIT, connectionLimit);
         p.addLast(HandlerNames.BACKPRESSURE, new BackpressureHandler());
         p.addLast(HandlerNames.FLUSH_CONSOLIDATION, new FlushConsolidationHandler(EXPLICIT_FLUSH_AFTER_FLUSHES, false));
         p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
