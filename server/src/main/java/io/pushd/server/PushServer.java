@@ -11,26 +11,26 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.util.concurrent.GlobalEventExecutor;
-import io.pushd.protocol.CloseCode;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.ConnectionCountCheckpoint;
+import io.pushd.server.lifecycle.Drainer;
 import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.lifecycle.RetryHints;
 import io.pushd.server.lifecycle.ServerState;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.pipeline.AcceptErrorHandler;
 import io.pushd.server.pipeline.HandlerNames;
 import io.pushd.server.pipeline.PushServerInitializer;
 import io.pushd.server.pipeline.ServerContext;
-import io.pushd.server.pipeline.WebSocketClose;
+import io.pushd.server.session.Session;
+import io.pushd.server.session.SessionContext;
+import io.pushd.server.session.Sessions;
 import io.pushd.server.store.ChronicleEventStore;
 import io.pushd.server.topic.LocalSequencer;
 import io.pushd.server.topic.Publisher;
@@ -40,11 +40,9 @@ import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import net.openhft.chronicle.core.time.SystemTimeProvider;
 import net.openhft.chronicle.core.time.TimeProvider;
@@ -52,16 +50,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The daemon: store, sequencer, publisher, fan-out and the listening socket, with an explicit
- * lifecycle ({@link ServerState}). {@link #drain()} is the orderly stop used for SIGTERM.
+ * The daemon's wiring: store, sequencer, publisher, fan-out, sessions and the listening socket,
+ * with an explicit lifecycle ({@link ServerState}). {@link #drain()} is the orderly stop used for
+ * SIGTERM (see {@link Drainer}); {@link #close()} the immediate one.
  */
 public final class PushServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(PushServer.class);
     private static final int PUBLISH_QUEUE_CAPACITY = 65_536;
-    /** Close frames of a drain go out over this long, in slices, so event loops stay responsive. */
-    static final Duration CLOSE_PACING = Duration.ofSeconds(1);
-    private static final int CLOSE_SLICES = 20;
     private static final Duration CONNECTION_COUNT_EVERY = Duration.ofSeconds(2);
     /** Fewer returning clients than this cannot make a herd: all at once is a millisecond of work. */
     static final int RAMP_MIN_CLIENTS = 100;
@@ -73,14 +69,15 @@ public final class PushServer implements AutoCloseable {
     private final TopicHub hub;
     private final EventLoopGroup bossGroup;
     private final EventLoopGroup workerGroup;
-    private final ChannelGroup liveChannels = new DefaultChannelGroup("live", GlobalEventExecutor.INSTANCE);
+    private final Sessions sessions = new Sessions();
+    private final RetryHints hints;
+    private final Drainer drainer;
     private final ScheduledExecutorService housekeeping;
     private final ConnectionCountCheckpoint connectionCount;
     private final AdmissionControl admission;
     private final ConnectionLimiter tcpConnections;
     private final ServerMetrics metrics;
     private final Channel serverChannel;
-    private final String transport;
 
     /** Starts a server with the system clock. */
     public static PushServer start(ServerConfig config) throws InterruptedException {
@@ -102,17 +99,8 @@ public final class PushServer implements AutoCloseable {
         this.hub = new TopicHub(store.epoch(), PooledByteBufAllocator.DEFAULT, metrics);
         this.publisher = new Publisher(store, new LocalSequencer(store.heads(), config.limits().maxTopics()), hub, metrics,
                 clock::currentTimeMillis, PUBLISH_QUEUE_CAPACITY);
-        metrics.gauge("push.connections", "open WebSocket connections", null, liveChannels, ChannelGroup::size);
-        metrics.gauge("push.store.disk", "size of the log files", "bytes", store, ChronicleEventStore::diskBytes);
-        metrics.gauge("push.store.oldest.event.age", "age of the oldest kept event", "seconds", () -> {
-            long ts = store.oldestTimestampMillis();
-            return ts < 0 ? Double.NaN : (clock.currentTimeMillis() - ts) / 1000.0;
-        });
-        metrics.gauge("push.topics", "topics in this epoch", null, store, s -> s.topicCount());
-        metrics.gauge("push.store.writable", "1 while publishes are stored, 0 while refused for want of disk space",
-                null, store, s -> s.writable() ? 1 : 0);
-        metrics.gauge("push.store.free", "usable space of the data directory's file system", "bytes",
-                store.storage(), g -> g.freeBytes());
+        metrics.gauge("push.connections", "open WebSocket connections", null, sessions, Sessions::size);
+        registerStoreGauges(clock);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "push-housekeeping");
             t.setDaemon(true);
@@ -127,18 +115,20 @@ public final class PushServer implements AutoCloseable {
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerSocketChannel> channelType =
                 epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-        this.transport = epoll ? "epoll" : "nio";
+        String transport = epoll ? "epoll" : "nio";
         int ioThreads = config.server().ioThreads() == 0
                 ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
         this.bossGroup = new MultiThreadIoEventLoopGroup(1, io);
         this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads, io);
-        this.admission = new AdmissionControl(config.limits(), config.drain().minWindow().toMillis());
+        this.hints = RetryHints.of(config);
+        this.admission = new AdmissionControl(config.limits(), hints);
         if (config.reconnect().rampAfterStart() && expectedClients >= RAMP_MIN_CLIENTS) {
-            admission.startRamp(expectedClients, retryWindowMillis(expectedClients));
+            admission.startRamp(expectedClients, hints.windowMillis(expectedClients));
         }
+        this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions, connectionCount::write);
         ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
-        ServerContext context = new ServerContext(config, store, publisher, hub, lifecycle, liveChannels, admission,
-                clientAddress, metrics);
+        ServerContext context = new ServerContext(config, store, publisher, lifecycle, clientAddress, metrics,
+                new SessionContext(config.limits(), store, hub, lifecycle, hints, admission, sessions, metrics));
         long openFiles = openFileLimit();
         this.tcpConnections = ConnectionLimiter.of(config.limits(), openFiles, clientAddress);
         metrics.gauge("push.tcp.connections", "open TCP connections of every kind", null, tcpConnections,
@@ -146,29 +136,48 @@ public final class PushServer implements AutoCloseable {
         log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", tcpConnections.maxTotal(),
                 tcpConnections.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
         try {
-            this.serverChannel = new ServerBootstrap()
-                    .group(bossGroup, workerGroup)
-                    .channel(channelType)
-                    .option(ChannelOption.SO_REUSEADDR, true) // rebind at once after a restart
-                    .option(ChannelOption.SO_BACKLOG, 4096)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 256 * 1024))
-                    .childHandler(new PushServerInitializer(context, tcpConnections))
-                    .bind(new InetSocketAddress(config.server().host(), config.server().port()))
-                    .sync()
-                    .channel();
-            // after the bind, so it comes after Netty's acceptor (which pauses accepting after a failure)
-            serverChannel.pipeline().addLast(HandlerNames.ACCEPT_ERRORS, new AcceptErrorHandler(metrics));
+            this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections));
         } catch (RuntimeException | InterruptedException e) {
             shutdownResources();
             throw e;
         }
-        housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(liveChannels.size()),
+        housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(sessions.size()),
                 CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         lifecycle.advanceTo(ServerState.READY);
         long startupMillis = (System.nanoTime() - t0) / 1_000_000;
         log.info("push server ready on {} ({}), epoch {}, {} events recovered in {} ms", serverChannel.localAddress(),
                 transport, store.epoch(), store.recoveredEvents(), startupMillis);
+    }
+
+    private void registerStoreGauges(TimeProvider clock) {
+        metrics.gauge("push.store.disk", "size of the log files", "bytes", store, ChronicleEventStore::diskBytes);
+        metrics.gauge("push.store.oldest.event.age", "age of the oldest kept event", "seconds", () -> {
+            long ts = store.oldestTimestampMillis();
+            return ts < 0 ? Double.NaN : (clock.currentTimeMillis() - ts) / 1000.0;
+        });
+        metrics.gauge("push.topics", "topics in this epoch", null, store, s -> s.topicCount());
+        metrics.gauge("push.store.writable", "1 while publishes are stored, 0 while refused for want of disk space",
+                null, store, s -> s.writable() ? 1 : 0);
+        metrics.gauge("push.store.free", "usable space of the data directory's file system", "bytes",
+                store.storage(), g -> g.freeBytes());
+    }
+
+    private Channel bind(Class<? extends ServerSocketChannel> channelType, PushServerInitializer initializer)
+            throws InterruptedException {
+        Channel listening = new ServerBootstrap()
+                .group(bossGroup, workerGroup)
+                .channel(channelType)
+                .option(ChannelOption.SO_REUSEADDR, true) // rebind at once after a restart
+                .option(ChannelOption.SO_BACKLOG, 4096)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 256 * 1024))
+                .childHandler(initializer)
+                .bind(new InetSocketAddress(config.server().host(), config.server().port()))
+                .sync()
+                .channel();
+        // after the bind, so it comes after Netty's acceptor (which pauses accepting after a failure)
+        listening.pipeline().addLast(HandlerNames.ACCEPT_ERRORS, new AcceptErrorHandler(metrics));
+        return listening;
     }
 
     public int port() {
@@ -183,10 +192,6 @@ public final class PushServer implements AutoCloseable {
         return store.epoch();
     }
 
-    public String transport() {
-        return transport;
-    }
-
     public ChronicleEventStore store() {
         return store;
     }
@@ -196,7 +201,7 @@ public final class PushServer implements AutoCloseable {
     }
 
     public int liveConnections() {
-        return liveChannels.size();
+        return sessions.size();
     }
 
     /** Runs retention now, on the writer thread; returns when it is done. */
@@ -208,40 +213,11 @@ public final class PushServer implements AutoCloseable {
         }
     }
 
-    /**
-     * The orderly stop: readiness off, keep serving for {@code drain.lbGrace}, refuse new work,
-     * close every WebSocket with 1012 and a jittered {@code retryMs}, wait for the closing
-     * handshakes (bounded by {@code drain.deadline}), close the store.
-     */
+    /** The orderly stop (see {@link Drainer}), then {@link #close()}. */
     public void drain() {
-        if (!lifecycle.advanceTo(ServerState.DRAINING)) {
-            return;
+        if (drainer.drain()) {
+            close();
         }
-        long deadline = System.nanoTime() + config.drain().deadline().toNanos();
-        log.info("draining: readiness off, {} live connection(s)", liveChannels.size());
-        sleep(config.drain().lbGrace());
-        lifecycle.refuseNewWork();
-
-        List<Channel> channels = new ArrayList<>(liveChannels);
-        connectionCount.write(channels.size()); // the next start expects them back
-        long windowMillis = retryWindowMillis(channels.size());
-        log.info("closing {} connection(s) with {} over a {} ms retry window", channels.size(),
-                CloseCode.SERVICE_RESTART.describe(), windowMillis);
-        int perSlice = Math.max(1, (channels.size() + CLOSE_SLICES - 1) / CLOSE_SLICES);
-        long slicePause = CLOSE_PACING.toMillis() / CLOSE_SLICES;
-        for (int i = 0; i < channels.size(); i += perSlice) {
-            for (Channel ch : channels.subList(i, Math.min(channels.size(), i + perSlice))) {
-                long retryMs = ThreadLocalRandom.current().nextLong(windowMillis + 1);
-                WebSocketClose.close(ch, CloseCode.SERVICE_RESTART, CloseCode.retryReason(retryMs), metrics);
-            }
-            if (i + perSlice < channels.size()) {
-                sleep(Duration.ofMillis(slicePause));
-            }
-        }
-        long closeWait = Math.max(0, deadline - System.nanoTime() - TimeUnit.SECONDS.toNanos(2));
-        liveChannels.newCloseFuture().awaitUninterruptibly(Math.min(closeWait, TimeUnit.SECONDS.toNanos(5)),
-                TimeUnit.NANOSECONDS);
-        close();
     }
 
     /** RLIMIT_NOFILE of this process (the JVM raises the soft limit to the hard one), or -1. */
@@ -250,22 +226,16 @@ public final class PushServer implements AutoCloseable {
                 ? unix.getMaxFileDescriptorCount() : -1;
     }
 
-    /** {@code max(drain.minWindow, connections / reconnect.targetRate)}, in milliseconds. */
-    long retryWindowMillis(int connections) {
-        long byRate = connections * 1000L / config.reconnect().targetRate();
-        return Math.max(config.drain().minWindow().toMillis(), byRate);
-    }
-
     /** Stops at once: closes sockets, finishes queued publishes, closes the store. Idempotent. */
     @Override
     public void close() {
-        lifecycle.advanceTo(ServerState.DRAINING);
         if (!lifecycle.advanceTo(ServerState.STOPPED)) {
             return;
         }
-        lifecycle.refuseNewWork();
         serverChannel.close().awaitUninterruptibly();
-        liveChannels.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+        List<Session> open = sessions.snapshot();
+        open.forEach(Session::abort);
+        Sessions.awaitClosed(open, Duration.ofSeconds(2));
         shutdownResources();
         log.info("push server stopped");
     }
@@ -280,13 +250,5 @@ public final class PushServer implements AutoCloseable {
         bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
         store.close();
-    }
-
-    private static void sleep(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

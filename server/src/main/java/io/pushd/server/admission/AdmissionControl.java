@@ -1,19 +1,17 @@
 package io.pushd.server.admission;
 
 import io.pushd.server.config.ServerConfig;
+import io.pushd.server.lifecycle.RetryHints;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Decides whether an upgraded connection may stay: total connections, connections per client
- * address, and an upgrade rate (token bucket). A refusal carries a jittered retry hint that grows
- * with the overload, so refused clients come back spread out and later the worse it is.
+ * address, and an upgrade rate (token bucket). A refusal carries a jittered retry hint from
+ * {@link RetryHints} that grows with the overload, so refused clients come back spread out and
+ * later the worse it is.
  */
 public final class AdmissionControl {
-
-    /** The largest hint given, whatever the overload. */
-    static final long MAX_HINT_MILLIS = 60_000;
 
     /** Which limit refused a connection. */
     public enum Limit { CONNECTIONS, PER_IP, HANDSHAKE_RATE, STARTUP_RAMP }
@@ -28,7 +26,7 @@ public final class AdmissionControl {
 
     private final int maxConnections;
     private final int maxPerIp;
-    private final long baseWindowMillis;
+    private final RetryHints hints;
     private final TokenBucket handshakes;
     private final AtomicInteger connections = new AtomicInteger();
     private volatile TokenBucket ramp;
@@ -36,14 +34,13 @@ public final class AdmissionControl {
     private volatile long rampWindowMillis;
     private final ConcurrentHashMap<String, AtomicInteger> perIp = new ConcurrentHashMap<>();
 
-    public AdmissionControl(ServerConfig.Limits limits, long baseWindowMillis) {
+    public AdmissionControl(ServerConfig.Limits limits, RetryHints hints) {
         this.maxConnections = limits.maxConnections();
         this.maxPerIp = limits.maxConnectionsPerIp();
-        this.baseWindowMillis = Math.max(1_000, baseWindowMillis);
+        this.hints = hints;
         this.handshakes = new TokenBucket(limits.maxHandshakesPerSecond(), System.nanoTime());
     }
 
-    /** Call once per upgraded connection; when admitted, call {@link #release} when it closes. */
     /**
      * After a start, admit the {@code expected} clients of the previous run no faster than an
      * even spread over {@code windowMillis} (plus slack). After a crash no client got a retry
@@ -61,6 +58,7 @@ public final class AdmissionControl {
         ramp = new TokenBucket(rate, Math.max(1.0, rate / 10), now); // at most 100 ms worth at once
     }
 
+    /** Call once per upgraded connection; when admitted, call {@link #release} when it closes. */
     public Decision admit(String clientIp) {
         TokenBucket r = ramp;
         if (r != null) {
@@ -73,7 +71,7 @@ public final class AdmissionControl {
                     ok = r.tryAcquire(now);
                 }
                 if (!ok) {
-                    long hint = ThreadLocalRandom.current().nextLong(rampWindowMillis + 1);
+                    long hint = hints.within(rampWindowMillis);
                     return new Decision(false, Limit.STARTUP_RAMP, "admitting the returning clients gradually", hint);
                 }
             }
@@ -116,13 +114,7 @@ public final class AdmissionControl {
         return connections.get();
     }
 
-    /** A hint in [window/2, window], window = base × load factor, capped at a minute. */
     private Decision refuse(Limit limit, String why, double loadFactor) {
-        return new Decision(false, limit, why, retryHint(loadFactor));
-    }
-
-    long retryHint(double loadFactor) {
-        long window = (long) Math.min(MAX_HINT_MILLIS, baseWindowMillis * Math.max(1.0, loadFactor));
-        return window / 2 + ThreadLocalRandom.current().nextLong(window / 2 + 1);
+        return new Decision(false, limit, why, hints.overload(loadFactor));
     }
 }

@@ -6,7 +6,6 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Lifecycle {
 
     private final AtomicReference<ServerState> state = new AtomicReference<>(ServerState.STARTING);
-    private volatile boolean refusingNewWork;
 
     public ServerState state() {
         return state.get();
@@ -30,17 +29,9 @@ public final class Lifecycle {
         return state.get() == ServerState.READY;
     }
 
-    /**
-     * True while new upgrades and publishes are taken: in READY, and in DRAINING until the
-     * balancer grace has passed.
-     */
-    public boolean isAcceptingWork() {
+    /** True while new upgrades and publishes are taken: READY, and DRAINING (the balancer grace). */
+    public boolean isServing() {
         ServerState s = state.get();
-        return s == ServerState.READY || (s == ServerState.DRAINING && !refusingNewWork);
-    }
-
-    /** End of the balancer grace during a drain. */
-    public void refuseNewWork() {
-        refusingNewWork = true;
+        return s == ServerState.READY || s == ServerState.DRAINING;
     }
 }

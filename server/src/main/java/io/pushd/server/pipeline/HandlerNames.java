@@ -1,28 +1,38 @@
 package io.pushd.server.pipeline;
 
 /**
- * Names of the handlers {@link PushServerInitializer} installs, in pipeline order (head → tail):
+ * Names of the handlers {@link PushServerInitializer} installs, in pipeline order (head → tail).
  *
+ * <p>Every connection starts as HTTP ({@code initChannel}):
  * <pre>
  *   connection-limit      ConnectionLimitFilter       TCP caps in all and per address, at accept (then leaves)
  *   backpressure          BackpressureHandler         owns autoRead: paused while unwritable or requests wait
  *   flush-consolidation   FlushConsolidationHandler   batches flushes made while reading
- *   http-codec            HttpServerCodec             (replaced by the WebSocket codec on upgrade)
+ *   http-codec            HttpServerCodec
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
  *   http-request-timeout  RequestTimeoutHandler       slowloris, idle, age and unread-answer bounds of HTTP
- *   http-api              HttpApiHandler              REST API, health, upgrade validation
- *   ws-compression        WebSocketServerCompressionHandler  permessage-deflate, only when enabled
+ *   http-api              HttpApiHandler              request checks, routes, in-order answers, the /v1/live gate
+ * </pre>
+ *
+ * <p>A {@code /v1/live} request that passes the gate turns it into a WebSocket
+ * ({@code upgradeToWebSocket}: the {@code http-*} handlers after the codec leave, the {@code ws-*}
+ * ones come in). Netty's handshake then swaps {@code http-codec} for its frame codec and drops
+ * {@code http-aggregator}; {@code ws-compression} negotiates permessage-deflate, installs Netty's
+ * deflate codec and leaves. After the upgrade ({@code PushServerInitializerTest} checks it):
+ * <pre>
+ *   backpressure          BackpressureHandler
+ *   flush-consolidation   FlushConsolidationHandler
+ *   wsencoder, wsdecoder  Netty's frame codec (the decoder becomes ws-discard after a broken frame)
+ *   (PerMessageDeflateEncoder/Decoder, when negotiated)
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
  *   ws-close              CloseHandshakeHandler       the peer's close frames; discards input once closing
  *   ws-inbound-rate       InboundRateHandler          every frame counts against the inbound limit (1008)
+ *   (Utf8FrameValidator, added by ws-protocol)
  *   ws-protocol           LiveProtocolHandler         handshake, ping/pong, frame limits (Netty's, errors passed on)
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
- *   ws-session            LiveSessionHandler          subscriptions, replay, live events
+ *   ws-session            LiveSessionHandler          frames to the Session, which writes through a WebSocketSink
  * </pre>
- *
- * <p>{@code http-keepalive}, {@code http-request-timeout} and {@code http-api} leave the pipeline
- * when the connection upgrades.
  */
 public final class HandlerNames {
     public static final String CONNECTION_LIMIT = "connection-limit";
@@ -33,6 +43,7 @@ public final class HandlerNames {
     public static final String HTTP_AGGREGATOR = "http-aggregator";
     public static final String HTTP_REQUEST_TIMEOUT = "http-request-timeout";
     public static final String HTTP_API = "http-api";
+    /** Only while the handshake runs, and only with {@code limits.permessageDeflate}. */
     public static final String WS_COMPRESSION = "ws-compression";
     public static final String WS_HEARTBEAT = "ws-heartbeat";
     public static final String WS_CLOSE = "ws-close";
@@ -40,6 +51,7 @@ public final class HandlerNames {
     public static final String WS_PROTOCOL = "ws-protocol";
     public static final String WS_AGGREGATOR = "ws-aggregator";
     public static final String WS_SESSION = "ws-session";
+    public static final String WS_DISCARD = "ws-discard";
 
     /** On the listening channel, after Netty's acceptor. */
     public static final String ACCEPT_ERRORS = "accept-errors";

@@ -16,7 +16,11 @@ import org.slf4j.LoggerFactory;
  * connection is closed to free it. Sits before the protocol handler so it sees pongs. While
  * reading is paused (the peer does not read what we send, see {@link BackpressureHandler}) its
  * pongs cannot be seen, so that silence does not count: the slow-consumer guard of
- * {@link LiveSessionHandler} decides about such a peer.
+ * {@link io.pushd.server.session.Session} decides about such a peer.
+ *
+ * <p>Not Netty's {@code IdleStateHandler}: that measures silence from the last read rather than
+ * from a ping sent at a fixed rate (it would ping only when nothing was written, and close at
+ * different times), and it cannot tell "reading was paused at some moment since the ping".
  */
 final class HeartbeatHandler extends ChannelDuplexHandler {
 

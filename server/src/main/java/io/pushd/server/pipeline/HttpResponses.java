@@ -4,17 +4,22 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolCodec;
 import java.nio.charset.StandardCharsets;
 
-/** JSON responses; errors are {@code {"error":CODE,"message":TEXT}}. */
+/** JSON responses, and how a route answers; errors are {@code {"error":CODE,"message":TEXT}}. */
 final class HttpResponses {
+
+    private static final String RETRY_AFTER_SECONDS = "1";
 
     private HttpResponses() {
     }
@@ -60,7 +65,45 @@ final class HttpResponses {
         }
     }
 
-    static String utf8(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
+    /** Answers {@code req} at once, keeping the connection open as the request asked; HEAD gets no body. */
+    static void reply(ChannelHandlerContext ctx, FullHttpRequest req, FullHttpResponse res) {
+        boolean keepAlive = HttpUtil.isKeepAlive(req);
+        HttpUtil.setKeepAlive(res, keepAlive);
+        if (req.method().equals(HttpMethod.HEAD)) {
+            res.content().clear();
+        }
+        send(ctx, res, !keepAlive);
+    }
+
+    /** Runs {@code action} for GET and HEAD, else answers 405. */
+    static void onlyGet(ChannelHandlerContext ctx, FullHttpRequest req, Runnable action) {
+        if (req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD)) {
+            action.run();
+        } else {
+            FullHttpResponse res = error(HttpResponseStatus.METHOD_NOT_ALLOWED,
+                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: GET)");
+            res.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
+            reply(ctx, req, res);
+        }
+    }
+
+    /** 503 while the server is stopping (or its writer is). */
+    static FullHttpResponse notAccepting() {
+        return withRetryAfter(error(HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.NOT_ACCEPTING,
+                "the server is not accepting new work; retry later"));
+    }
+
+    static FullHttpResponse withRetryAfter(FullHttpResponse res) {
+        res.headers().set(HttpHeaderNames.RETRY_AFTER, RETRY_AFTER_SECONDS);
+        return res;
+    }
+
+    static Object status(String status) {
+        return ProtocolCodec.mapper().createObjectNode().put("status", status);
+    }
+
+    /** Request text quoted back in an error, cut to a readable length. */
+    static String shorten(String s) {
+        return s.length() > 60 ? s.substring(0, 60) + "..." : s;
     }
 }

@@ -1,19 +1,30 @@
 package io.pushd.server.pipeline;
 
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.extensions.compression.WebSocketServerCompressionHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.util.ReferenceCountUtil;
 import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.config.ServerConfig;
 
-/** Builds every connection's pipeline, top to bottom; see {@link HandlerNames} for the picture. */
+/**
+ * Builds every connection's pipeline, top to bottom, and makes every change to it: the HTTP
+ * pipeline at accept ({@link #initChannel}), the WebSocket one on upgrade
+ * ({@link #upgradeToWebSocket}), and the input discarder after a broken frame
+ * ({@link #discardWebSocketInput}). See {@link HandlerNames} for both pictures.
+ */
 public final class PushServerInitializer extends ChannelInitializer<SocketChannel> {
 
     private static final int MAX_INITIAL_LINE = 8192;
@@ -35,7 +46,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         this.connectionLimit = new ConnectionLimitFilter(connections, server.metrics());
         ServerConfig.Limits limits = server.config().limits();
         this.wsConfig = WebSocketServerProtocolConfig.newBuilder()
-                .websocketPath(HttpApiHandler.LIVE_PATH)
+                .websocketPath(LiveUpgradeGate.PATH)
                 .checkStartsWith(true) // the path carries a query
                 .handshakeTimeoutMillis(limits.handshakeTimeout().toMillis())
                 .forceCloseTimeoutMillis(WebSocketClose.FORCE_CLOSE_MILLIS)
@@ -53,16 +64,35 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     @Override
     protected void initChannel(SocketChannel ch) {
+        ch.pipeline().addLast(HandlerNames.CONNECTION_LIMIT, connectionLimit);
+        initHttp(ch.pipeline());
+    }
+
+    /** The HTTP pipeline every connection starts with, after the accept-time filter. */
+    void initHttp(ChannelPipeline p) {
         ServerConfig.Limits limits = server.config().limits();
-        ChannelPipeline p = ch.pipeline();
-        p.addLast(HandlerNames.CONNECTION_LIMIT, connectionLimit);
         p.addLast(HandlerNames.BACKPRESSURE, new BackpressureHandler());
         p.addLast(HandlerNames.FLUSH_CONSOLIDATION, new FlushConsolidationHandler(EXPLICIT_FLUSH_AFTER_FLUSHES, false));
         p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
         p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
         p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits));
-        p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server));
+        p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server, this));
+    }
+
+    /**
+     * The post-upgrade pipeline: called by the {@code /v1/live} gate (from {@code http-api}'s
+     * context) with a request that passed its checks. The HTTP-only handlers leave, the WebSocket
+     * handlers come in after {@code http-aggregator}, and the request goes on to the handshake;
+     * Netty's handshaker then swaps {@code http-codec} for the WebSocket codec and removes the
+     * aggregator.
+     */
+    void upgradeToWebSocket(ChannelHandlerContext httpApi, FullHttpRequest upgrade) {
+        ServerConfig.Limits limits = server.config().limits();
+        ChannelPipeline p = httpApi.pipeline();
+        p.remove(HandlerNames.HTTP_KEEPALIVE);
+        p.remove(HandlerNames.HTTP_REQUEST_TIMEOUT);
+        p.remove(HandlerNames.HTTP_API);
         if (limits.permessageDeflate()) {
             // maxAllocation bounds what one compressed message may inflate to (no zip bombs)
             p.addLast(HandlerNames.WS_COMPRESSION, new WebSocketServerCompressionHandler(limits.maxFrameBytes()));
@@ -75,5 +105,29 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.WS_PROTOCOL, new LiveProtocolHandler(wsConfig));
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
         p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server));
+        p.context(HandlerNames.HTTP_AGGREGATOR).fireChannelRead(upgrade);
+    }
+
+    /**
+     * After the frame decoder failed, drops the rest of the input undecoded: nothing the peer sends
+     * after a broken frame is a frame we would act on, and Netty's failed decoder would skip it
+     * one byte per call (about 2 MB/s of CPU for a peer that keeps sending). The peer's FIN, or
+     * the closing handshake's timeout, then ends the connection. Event loop only.
+     */
+    static void discardWebSocketInput(ChannelPipeline p) {
+        ChannelHandlerContext decoder = p.context(WebSocketFrameDecoder.class);
+        if (decoder != null) {
+            p.replace(decoder.name(), HandlerNames.WS_DISCARD, DISCARD);
+        }
+    }
+
+    private static final ChannelHandler DISCARD = new InputDiscarder();
+
+    @ChannelHandler.Sharable
+    private static final class InputDiscarder extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ReferenceCountUtil.release(msg);
+        }
     }
 }

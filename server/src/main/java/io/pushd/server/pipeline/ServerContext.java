@@ -1,17 +1,19 @@
 package io.pushd.server.pipeline;
 
-import io.netty.channel.group.ChannelGroup;
-import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.session.SessionContext;
 import io.pushd.server.store.EventStore;
 import io.pushd.server.topic.Publisher;
-import io.pushd.server.topic.TopicHub;
 
-/** What the per-connection handlers share: one instance per server. */
-public record ServerContext(ServerConfig config, EventStore store, Publisher publisher, TopicHub hub,
-                            Lifecycle lifecycle, ChannelGroup liveChannels,
-                            AdmissionControl admission, ClientAddress clientAddress, ServerMetrics metrics) {
+/**
+ * What the per-connection handlers share: one instance per server.
+ *
+ * @param store    the kept events, for topic info and event IDs
+ * @param sessions what the sessions of every transport share
+ */
+public record ServerContext(ServerConfig config, EventStore store, Publisher publisher, Lifecycle lifecycle,
+                            ClientAddress clientAddress, ServerMetrics metrics, SessionContext sessions) {
 }

@@ -5,14 +5,9 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandler;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
-import io.netty.handler.codec.http.websocketx.WebSocketFrameDecoder;
 import io.netty.util.AttributeKey;
-import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.pushd.protocol.CloseCode;
 import io.pushd.server.metrics.ServerMetrics;
@@ -40,12 +35,12 @@ import org.slf4j.LoggerFactory;
  * <p>State is per channel and touched only on its event loop; {@link #close} may be called from
  * any thread.
  */
-public final class WebSocketClose {
+final class WebSocketClose {
 
     private static final Logger log = LoggerFactory.getLogger(WebSocketClose.class);
     private static final AttributeKey<State> STATE = AttributeKey.valueOf("push.close");
     /** How long the closing handshake may take before the socket is closed anyway. */
-    public static final long FORCE_CLOSE_MILLIS = 3_000;
+    static final long FORCE_CLOSE_MILLIS = 3_000;
 
     /** Event loop only. */
     private static final class State {
@@ -57,7 +52,7 @@ public final class WebSocketClose {
     }
 
     /** Starts the closing handshake with this code, unless a close frame was already sent. */
-    public static void close(Channel ch, CloseCode code, String reason, ServerMetrics metrics) {
+    static void close(Channel ch, CloseCode code, String reason, ServerMetrics metrics) {
         if (!ch.eventLoop().inEventLoop()) {
             ch.eventLoop().execute(() -> close(ch, code, reason, metrics));
             return;
@@ -110,32 +105,8 @@ public final class WebSocketClose {
         }
     }
 
-    /**
-     * After the frame decoder failed, drops the rest of the input undecoded: nothing the peer sends
-     * after a broken frame is a frame we would act on, and Netty's failed decoder would skip it
-     * one byte per call (about 2 MB/s of CPU for a peer that keeps sending). The peer's FIN, or
-     * the timeout, then ends the closing handshake. Event loop only.
-     */
-    static void discardInput(Channel ch) {
-        ChannelHandlerContext decoder = ch.pipeline().context(WebSocketFrameDecoder.class);
-        if (decoder != null) {
-            ch.pipeline().replace(decoder.name(), DISCARD_NAME, DISCARD);
-        }
-    }
-
-    private static final String DISCARD_NAME = "ws-discard";
-    private static final ChannelHandler DISCARD = new InputDiscarder();
-
-    @ChannelHandler.Sharable
-    private static final class InputDiscarder extends ChannelInboundHandlerAdapter {
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            ReferenceCountUtil.release(msg);
-        }
-    }
-
     /** True once a close frame was sent (or queued) on this channel. Event loop only. */
-    public static boolean isClosing(Channel ch) {
+    static boolean isClosing(Channel ch) {
         State s = ch.attr(STATE).get();
         return s != null && s.sent != null;
     }

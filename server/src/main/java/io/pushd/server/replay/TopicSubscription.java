@@ -1,25 +1,26 @@
 package io.pushd.server.replay;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.pushd.protocol.EventId;
-import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ResetReason;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.session.SessionSink;
 import io.pushd.server.store.EventStore;
 import io.pushd.server.store.TopicRange;
+import io.pushd.server.topic.EventFormat;
 import io.pushd.server.topic.TopicHub;
+import java.util.function.Consumer;
 
 /**
- * One topic followed by one connection: replays kept events after the requested ID, then hands
- * over to live events with no gap and no duplicate.
+ * One topic followed by one session: replays kept events after the requested ID, then hands
+ * over to live events with no gap and no duplicate. It writes through the session's
+ * {@link SessionSink}, so it works the same on every transport.
  *
- * <p>Everything runs on the channel's event loop. The rule that makes the hand-off exact: a live
- * frame is written only when its sequence is exactly {@code lastSeq + 1}; an older one is a
- * duplicate and dropped; a newer one (or any while catching up, or while the channel is not
+ * <p>Everything runs on the sink's event loop. The rule that makes the hand-off exactly-once: a
+ * live event is written only when its sequence is exactly {@code lastSeq + 1}; an older one is a
+ * duplicate and dropped; a newer one (or any while catching up, or while the sink is not
  * writable) means "read from the store", which already holds it because the writer appends before
  * it fans out. So a slow reader falls back to the store instead of growing its outbound buffer.
  */
@@ -31,24 +32,28 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private enum Mode { LIVE, CATCHING_UP, CLOSED }
 
     private final String topic;
-    private final Channel channel;
-    private final EventStore store;
+    private final SessionSink sink;
+    /** The topic's kept events: the one place this class reads history. */
+    private final EventStore history;
     private final TopicHub hub;
     private final ServerMetrics metrics;
+    private final Consumer<RuntimeException> onFailure;
     private Mode mode = Mode.LIVE;
     private long lastSeq;
     private boolean stepScheduled;
 
-    public TopicSubscription(String topic, Channel channel, EventStore store, TopicHub hub, ServerMetrics metrics) {
+    /**
+     * @param onFailure told (after this subscription stopped) when it cannot go on, so the session
+     *                  closes rather than go quiet
+     */
+    public TopicSubscription(String topic, SessionSink sink, EventStore history, TopicHub hub, ServerMetrics metrics,
+                             Consumer<RuntimeException> onFailure) {
         this.topic = topic;
-        this.channel = channel;
-        this.store = store;
+        this.sink = sink;
+        this.history = history;
         this.hub = hub;
         this.metrics = metrics;
-    }
-
-    public String topic() {
-        return topic;
+        this.onFailure = onFailure;
     }
 
     /**
@@ -58,10 +63,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     public void start(EventId after) {
         hub.subscribe(topic, this); // before reading the head: nothing published from now on is missed
         metrics.subscribed();
-        TopicRange range = store.range(topic);
-        String epoch = store.epoch();
-        write(ProtocolCodec.encode(new ServerMessage.Subscribed(topic, range.headId(epoch), range.oldestId(epoch),
-                epoch)));
+        TopicRange range = history.range(topic);
+        String epoch = history.epoch();
+        sink.send(new ServerMessage.Subscribed(topic, range.headId(epoch), range.oldestId(epoch), epoch));
         lastSeq = range.head();
         if (after != null) {
             ResetReason reset = null;
@@ -82,31 +86,37 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             mode = Mode.CATCHING_UP;
             scheduleStep();
         }
-        channel.flush();
+        sink.flush();
     }
 
     @Override
     public EventExecutor executor() {
-        return channel.eventLoop();
+        return sink.eventLoop();
     }
 
     @Override
-    public void onLive(long seq, ByteBuf eventFrame) {
+    public EventFormat format() {
+        return sink.format();
+    }
+
+    @Override
+    public void onLive(long seq, ByteBuf encodedEvent) {
         try {
-            handleLive(seq, eventFrame);
+            handleLive(seq, encodedEvent);
         } catch (RuntimeException e) {
             fail(e);
         }
     }
 
-    private void handleLive(long seq, ByteBuf eventFrame) {
-        if (mode == Mode.LIVE && seq == lastSeq + 1 && channel.isWritable()) {
+    private void handleLive(long seq, ByteBuf encodedEvent) {
+        if (mode == Mode.LIVE && seq == lastSeq + 1 && sink.isWritable()) {
             lastSeq = seq;
-            metrics.delivered(eventFrame.readableBytes(), false);
-            channel.writeAndFlush(new TextWebSocketFrame(eventFrame), channel.voidPromise());
+            metrics.delivered(encodedEvent.readableBytes(), false);
+            sink.sendEvent(encodedEvent);
+            sink.flush();
             return;
         }
-        eventFrame.release();
+        encodedEvent.release();
         if (mode == Mode.CLOSED || seq <= lastSeq) {
             return; // a duplicate of what the replay already sent
         }
@@ -114,7 +124,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         scheduleStep();
     }
 
-    /** The channel became writable again: continue a paused replay. */
+    /** The sink became writable again: continue a paused replay. */
     public void onWritable() {
         if (mode == Mode.CATCHING_UP) {
             scheduleStep();
@@ -132,14 +142,14 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private void scheduleStep() {
         if (!stepScheduled && mode == Mode.CATCHING_UP) {
             stepScheduled = true;
-            channel.eventLoop().execute(this::step);
+            sink.eventLoop().execute(this::step);
         }
     }
 
     /** One bounded slice of replay; gives the event loop back between slices. */
     private void step() {
         stepScheduled = false;
-        if (mode != Mode.CATCHING_UP || !channel.isActive()) {
+        if (mode != Mode.CATCHING_UP || !sink.isActive()) {
             return;
         }
         try {
@@ -150,31 +160,31 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     /**
-     * A subscription that cannot go on must not go quiet: stop it and let the connection close
+     * A subscription that cannot go on must not go quiet: stop it and let the session close
      * (1011), so the client reconnects and resumes from its last ID.
      */
     private void fail(RuntimeException e) {
         close();
-        channel.pipeline().fireExceptionCaught(e);
+        onFailure.accept(e);
     }
 
     private void catchUp() {
-        TopicRange range = store.range(topic);
+        TopicRange range = history.range(topic);
         if (isLost(lastSeq, range)) {
             sendReset(ResetReason.EXPIRED, range.head()); // retention overtook a slow reader
         }
         int n = 0;
-        while (channel.isWritable()) {
-            int read = store.read(topic, lastSeq, REPLAY_STEP, this::writeReplayed);
+        while (sink.isWritable()) {
+            int read = history.read(topic, lastSeq, REPLAY_STEP, this::writeReplayed);
             n += read;
             if (read < REPLAY_STEP || n >= REPLAY_STEP * 4) {
                 break;
             }
         }
-        channel.flush();
-        if (lastSeq >= store.range(topic).head()) {
+        sink.flush();
+        if (lastSeq >= history.range(topic).head()) {
             mode = Mode.LIVE; // the events after this arrive as live offers, queued behind this task
-        } else if (channel.isWritable()) {
+        } else if (sink.isWritable()) {
             scheduleStep();
         }
         // else: onWritable() resumes
@@ -183,26 +193,21 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private void writeReplayed(long seq, long ts, byte[] data) {
         if (seq > lastSeq + 1) {
             // Retention dropped events between two reads: say so rather than skip them.
-            sendReset(ResetReason.EXPIRED, store.range(topic).head());
+            sendReset(ResetReason.EXPIRED, history.range(topic).head());
         }
         if (seq <= lastSeq) {
             return;
         }
         lastSeq = seq;
-        byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(store.epoch(), seq), ts, data);
-        ByteBuf buf = channel.alloc().directBuffer(frame.length).writeBytes(frame);
-        metrics.delivered(frame.length, true);
-        channel.write(new TextWebSocketFrame(buf), channel.voidPromise());
+        ByteBuf event = sink.format().encode(sink.alloc(), topic, new EventId(history.epoch(), seq), ts, data);
+        metrics.delivered(event.readableBytes(), true);
+        sink.sendEvent(event);
     }
 
     private void sendReset(ResetReason reason, long head) {
         metrics.reset(reason);
-        write(ProtocolCodec.encode(new ServerMessage.Reset(topic, new EventId(store.epoch(), head), reason)));
+        sink.send(new ServerMessage.Reset(topic, new EventId(history.epoch(), head), reason));
         lastSeq = head;
-    }
-
-    private void write(String json) {
-        channel.write(new TextWebSocketFrame(json), channel.voidPromise());
     }
 
     /** True when events after {@code seq} are no longer all kept. */

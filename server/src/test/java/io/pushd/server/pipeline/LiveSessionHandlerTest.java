@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.PrematureChannelClosureException;
 import io.netty.handler.codec.TooLongFrameException;
@@ -15,15 +14,17 @@ import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import io.pushd.protocol.ClientMessage;
 import io.pushd.protocol.CloseCode;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.lifecycle.RetryHints;
 import io.pushd.server.lifecycle.ServerState;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.session.SessionContext;
+import io.pushd.server.session.Sessions;
 import io.pushd.server.store.ChronicleEventStore;
 import io.pushd.server.topic.LocalSequencer;
 import io.pushd.server.topic.Publisher;
@@ -74,16 +75,17 @@ class LiveSessionHandlerTest {
         publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, System::currentTimeMillis, 16);
         lifecycle = new Lifecycle();
         lifecycle.advanceTo(ServerState.READY);
-        server = new ServerContext(config, store, publisher, hub, lifecycle,
-                new DefaultChannelGroup(GlobalEventExecutor.INSTANCE), new AdmissionControl(config.limits(), 5000),
-                new ClientAddress(List.of()), metrics);
+        RetryHints hints = new RetryHints(Duration.ofMillis(5000), config.reconnect().targetRate());
+        server = new ServerContext(config, store, publisher, lifecycle, new ClientAddress(List.of()), metrics,
+                new SessionContext(config.limits(), store, hub, lifecycle, hints,
+                        new AdmissionControl(config.limits(), hints), new Sessions(), metrics));
         channel = wsHandlers
                 ? new EmbeddedChannel(new CloseHandshakeHandler(metrics),
                         new InboundRateHandler(config.limits().maxInboundMessagesPerSecond(), metrics),
                         new LiveSessionHandler(server))
                 : new EmbeddedChannel(new LiveSessionHandler(server));
-        channel.attr(HttpApiHandler.CLIENT_IP).set("192.0.2.1");
-        channel.attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
+        channel.attr(LiveUpgradeGate.CLIENT_IP).set("192.0.2.1");
+        channel.attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
         channel.pipeline().fireUserEventTriggered(
                 new WebSocketServerProtocolHandler.HandshakeComplete("/v1/live?topic=t", new DefaultHttpHeaders(), null));
         channel.runPendingTasks();
@@ -191,12 +193,11 @@ class LiveSessionHandlerTest {
     @Test
     void anUpgradeThatCompletesAfterTheDrainBeganIsClosedWith1012AndAHint() {
         upgraded(l -> l);
-        lifecycle.advanceTo(ServerState.DRAINING);
-        lifecycle.refuseNewWork();
+        lifecycle.advanceTo(ServerState.CLOSING); // past the balancer grace: new work is refused
         EmbeddedChannel late = new EmbeddedChannel(new LiveSessionHandler(server));
         try {
-            late.attr(HttpApiHandler.CLIENT_IP).set("192.0.2.3");
-            late.attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
+            late.attr(LiveUpgradeGate.CLIENT_IP).set("192.0.2.3");
+            late.attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
             late.pipeline().fireUserEventTriggered(new WebSocketServerProtocolHandler.HandshakeComplete(
                     "/v1/live?topic=t", new DefaultHttpHeaders(), null));
             late.runPendingTasks();
@@ -214,8 +215,8 @@ class LiveSessionHandlerTest {
         upgraded(l -> l.withMaxConnections(1)); // this connection takes the only slot
         EmbeddedChannel second = new EmbeddedChannel(new LiveSessionHandler(server));
         try {
-            second.attr(HttpApiHandler.CLIENT_IP).set("192.0.2.2");
-            second.attr(HttpApiHandler.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
+            second.attr(LiveUpgradeGate.CLIENT_IP).set("192.0.2.2");
+            second.attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
             second.pipeline().fireUserEventTriggered(new WebSocketServerProtocolHandler.HandshakeComplete(
                     "/v1/live?topic=t", new DefaultHttpHeaders(), null));
             second.runPendingTasks();

@@ -9,6 +9,7 @@ import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.pipeline.WebSocketSink;
 import io.pushd.server.store.ChronicleEventStore;
 import io.pushd.server.topic.TopicHub;
 import java.nio.charset.StandardCharsets;
@@ -76,7 +77,9 @@ class TopicSubscriptionTest {
 
     @Test
     void replaysTheKeptEventsAfterTheIdThenTakesLiveFramesInSequence() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", channel, store, hub, metrics);
+        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
+            throw e;
+        });
         channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 2)));
         assertThat(written()).containsExactly("subscribed", "event:3", "event:4", "event:5");
 
@@ -89,7 +92,9 @@ class TopicSubscriptionTest {
 
     @Test
     void aLiveFrameAlreadySentByTheReplayIsDroppedAndReleased() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", channel, store, hub, metrics);
+        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
+            throw e;
+        });
         channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 0)));
         assertThat(written()).hasSize(6);
 
@@ -101,7 +106,9 @@ class TopicSubscriptionTest {
 
     @Test
     void aLiveFrameAfterAGapIsDroppedAndTheMissingEventsComeFromTheStore() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", channel, store, hub, metrics);
+        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
+            throw e;
+        });
         channel.eventLoop().execute(() -> sub.start(null)); // live only, at head 5
         assertThat(written()).containsExactly("subscribed");
 
@@ -120,7 +127,9 @@ class TopicSubscriptionTest {
 
     @Test
     void anUnsubscribedTopicReleasesWhateverIsStillOffered() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", channel, store, hub, metrics);
+        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
+            throw e;
+        });
         channel.eventLoop().execute(() -> sub.start(null));
         assertThat(written()).containsExactly("subscribed");
         sub.close();

@@ -50,6 +50,20 @@ class TopicHubTest {
     static final class Keeper implements TopicHub.Subscriber {
         final List<Long> seqs = new ArrayList<>();
         final List<ByteBuf> frames = new ArrayList<>();
+        final EventFormat format;
+
+        Keeper() {
+            this(EventFormat.JSON);
+        }
+
+        Keeper(EventFormat format) {
+            this.format = format;
+        }
+
+        @Override
+        public EventFormat format() {
+            return format;
+        }
 
         @Override
         public io.netty.util.concurrent.EventExecutor executor() {
@@ -227,5 +241,38 @@ class TopicHubTest {
 
         assertThat(a.seqs).containsExactly(1L);
         assertThat(b.seqs).isEmpty();
+    }
+
+    @Test
+    void eachFormatIsEncodedOnceAndSharedOnlyBySubscribersOfThatFormat() {
+        EventFormat sse = (a, topic, id, ts, data) -> {
+            byte[] line = ("id: " + id + "\ndata: x\n\n").getBytes(StandardCharsets.UTF_8);
+            return a.directBuffer(line.length).writeBytes(line);
+        };
+        Keeper json1 = keeper("t");
+        Keeper json2 = keeper("t");
+        Keeper sse1 = new Keeper(sse);
+        Keeper sse2 = new Keeper(sse);
+        keepers.add(sse1);
+        keepers.add(sse2);
+        hub.subscribe("t", sse1);
+        hub.subscribe("t", sse2);
+
+        hub.fanOut("t", 3, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+
+        assertThat(alloc.direct).as("one buffer per format").hasSize(2);
+        assertThat(hub.subscriberCount("t")).isEqualTo(4);
+        ByteBuf jsonShared = underlying(json1.frames.get(0), alloc.direct.get(0)) != null
+                ? alloc.direct.get(0) : alloc.direct.get(1);
+        ByteBuf sseShared = jsonShared == alloc.direct.get(0) ? alloc.direct.get(1) : alloc.direct.get(0);
+        assertThat(underlying(json2.frames.get(0), jsonShared)).isSameAs(jsonShared);
+        assertThat(underlying(sse1.frames.get(0), sseShared)).isSameAs(sseShared);
+        assertThat(underlying(sse2.frames.get(0), sseShared)).isSameAs(sseShared);
+        assertThat(sse1.frames.get(0).toString(StandardCharsets.UTF_8)).startsWith("id: ep1-3\n");
+        assertThat(json1.frames.get(0).toString(StandardCharsets.UTF_8)).startsWith("{");
+
+        hub.unsubscribe("t", sse1);
+        hub.unsubscribe("t", sse2);
+        assertThat(hub.subscriberCount("t")).isEqualTo(2);
     }
 }

@@ -1,0 +1,101 @@
+package io.pushd.server.lifecycle;
+
+import io.pushd.protocol.CloseCode;
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.session.Session;
+import io.pushd.server.session.Sessions;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.IntConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The orderly stop used for SIGTERM, up to the point where the server closes:
+ * <ol>
+ *   <li>DRAINING: readiness off, and for {@code drain.lbGrace} still serving, so the balancer
+ *       stops sending new clients before anything is refused;</li>
+ *   <li>CLOSING: new work refused; every open session is closed with 1012 and a hint from
+ *       {@link RetryHints#windowMillis} (spread over the window the fleet needs to take them
+ *       back), the closes paced over {@link #CLOSE_PACING};</li>
+ *   <li>waiting for the closing handshakes, bounded by {@code drain.deadline} less
+ *       {@link #STOP_RESERVE} and by {@link #MAX_HANDSHAKE_WAIT}.</li>
+ * </ol>
+ * Sessions are closed through {@link Session#close}, so every transport drains the same way.
+ */
+public final class Drainer {
+
+    private static final Logger log = LoggerFactory.getLogger(Drainer.class);
+
+    /** Closes go out over this long, in {@link #CLOSE_SLICES} slices, so event loops stay responsive. */
+    static final Duration CLOSE_PACING = Duration.ofSeconds(1);
+    static final int CLOSE_SLICES = 20;
+    /** Kept back from {@code drain.deadline} for the stop after the handshakes (publisher, store). */
+    static final Duration STOP_RESERVE = Duration.ofSeconds(2);
+    /** Closing handshakes that take longer than this are cut by the stop (each is force-closed in 3 s anyway). */
+    static final Duration MAX_HANDSHAKE_WAIT = Duration.ofSeconds(5);
+
+    private final ServerConfig.Drain config;
+    private final Lifecycle lifecycle;
+    private final RetryHints hints;
+    private final Sessions sessions;
+    private final IntConsumer expectBack;
+
+    /**
+     * @param expectBack told how many sessions are about to be closed (the next start expects
+     *                   them back, see {@link ConnectionCountCheckpoint})
+     */
+    public Drainer(ServerConfig.Drain config, Lifecycle lifecycle, RetryHints hints, Sessions sessions,
+                   IntConsumer expectBack) {
+        this.config = config;
+        this.lifecycle = lifecycle;
+        this.hints = hints;
+        this.sessions = sessions;
+        this.expectBack = expectBack;
+    }
+
+    /**
+     * Runs the drain on the calling thread; returns when the sessions are closed or the wait is
+     * over. False (and nothing done) when the server was already draining or past it.
+     */
+    public boolean drain() {
+        if (!lifecycle.advanceTo(ServerState.DRAINING)) {
+            return false;
+        }
+        long deadline = System.nanoTime() + config.deadline().toNanos();
+        log.info("draining: readiness off, {} live connection(s)", sessions.size());
+        sleep(config.lbGrace());
+        lifecycle.advanceTo(ServerState.CLOSING);
+
+        List<Session> open = sessions.snapshot();
+        expectBack.accept(open.size());
+        long windowMillis = hints.windowMillis(open.size());
+        log.info("closing {} connection(s) with {} over a {} ms retry window", open.size(),
+                CloseCode.SERVICE_RESTART.describe(), windowMillis);
+        closePaced(open, windowMillis);
+        long waitNanos = Math.max(0, deadline - System.nanoTime() - STOP_RESERVE.toNanos());
+        Sessions.awaitClosed(open, Duration.ofNanos(Math.min(waitNanos, MAX_HANDSHAKE_WAIT.toNanos())));
+        return true;
+    }
+
+    private void closePaced(List<Session> open, long windowMillis) {
+        int perSlice = Math.max(1, (open.size() + CLOSE_SLICES - 1) / CLOSE_SLICES);
+        Duration slicePause = CLOSE_PACING.dividedBy(CLOSE_SLICES);
+        for (int i = 0; i < open.size(); i += perSlice) {
+            for (Session s : open.subList(i, Math.min(open.size(), i + perSlice))) {
+                s.close(CloseCode.SERVICE_RESTART, hints.within(windowMillis));
+            }
+            if (i + perSlice < open.size()) {
+                sleep(slicePause);
+            }
+        }
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,98 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.AttributeKey;
+import io.pushd.protocol.ClientMessage;
+import io.pushd.protocol.ErrorCodes;
+import io.pushd.protocol.ProtocolException;
+import io.pushd.protocol.SubscriptionRequest;
+import io.pushd.server.metrics.ServerMetrics;
+import java.util.List;
+
+/**
+ * {@code /v1/live}: the checks an upgrade request must pass before the WebSocket handshake, each
+ * mistake with its own answer (method, upgrade headers, Origin, the subscription query, the
+ * drain). A request that passes is handed to {@link PushServerInitializer#upgradeToWebSocket}.
+ */
+final class LiveUpgradeGate {
+
+    static final String PATH = "/v1/live";
+
+    /** Subscriptions parsed from the upgrade query, read by {@link LiveSessionHandler}. */
+    static final AttributeKey<List<ClientMessage.Subscribe>> INITIAL_SUBSCRIPTIONS =
+            AttributeKey.valueOf("push.initialSubscriptions");
+    /** The address the connection counts against for admission (see ClientAddress). */
+    static final AttributeKey<String> CLIENT_IP = AttributeKey.valueOf("push.clientIp");
+
+    private final ServerContext server;
+    private final PushServerInitializer pipelines;
+
+    LiveUpgradeGate(ServerContext server, PushServerInitializer pipelines) {
+        this.server = server;
+        this.pipelines = pipelines;
+    }
+
+    /** Returns true when the request was handed on to the WebSocket handshake (and is no longer ours). */
+    boolean pass(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri) {
+        if (!req.method().equals(HttpMethod.GET)) {
+            FullHttpResponse res = HttpResponses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,
+                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: GET with a WebSocket upgrade)");
+            res.headers().set(HttpHeaderNames.ALLOW, "GET");
+            HttpResponses.reply(ctx, req, res);
+            return false;
+        }
+        FullHttpResponse refusal = refusal(req);
+        if (refusal != null) {
+            server.metrics().handshake(ServerMetrics.Handshake.REJECTED_REQUEST);
+            HttpResponses.send(ctx, refusal, true);
+            return false;
+        }
+        List<ClientMessage.Subscribe> subscriptions;
+        try {
+            subscriptions = SubscriptionRequest.parse(uri.parameters(),
+                    server.config().limits().maxTopicsPerConnection());
+        } catch (ProtocolException e) {
+            server.metrics().handshake(ServerMetrics.Handshake.REJECTED_REQUEST);
+            HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()),
+                    true);
+            return false;
+        }
+        if (!server.lifecycle().isServing()) {
+            server.metrics().handshake(ServerMetrics.Handshake.REFUSED_DRAINING);
+            HttpResponses.send(ctx, HttpResponses.notAccepting(), true);
+            return false;
+        }
+        ctx.channel().attr(INITIAL_SUBSCRIPTIONS).set(subscriptions);
+        ctx.channel().attr(CLIENT_IP).set(server.clientAddress().resolve(ctx.channel().remoteAddress(),
+                req.headers().get("X-Forwarded-For")));
+        pipelines.upgradeToWebSocket(ctx, req);
+        return true;
+    }
+
+    /** The answer to malformed upgrade headers or a foreign Origin, or null when they are fine. */
+    private FullHttpResponse refusal(FullHttpRequest req) {
+        String problem = HandshakeCheck.problem(req);
+        if (problem != null && problem.equals(HandshakeCheck.UNSUPPORTED_VERSION)) {
+            FullHttpResponse res = HttpResponses.error(HttpResponseStatus.UPGRADE_REQUIRED, ErrorCodes.BAD_REQUEST,
+                    "unsupported Sec-WebSocket-Version (expected: 13)");
+            res.headers().set(HttpHeaderNames.SEC_WEBSOCKET_VERSION, "13");
+            return res;
+        }
+        if (problem != null) {
+            return HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST, problem);
+        }
+        List<String> allowedOrigins = server.config().security().allowedOrigins();
+        String origin = req.headers().get(HttpHeaderNames.ORIGIN);
+        if (!allowedOrigins.isEmpty() && (origin == null || !allowedOrigins.contains(origin))) {
+            return HttpResponses.error(HttpResponseStatus.FORBIDDEN, ErrorCodes.ORIGIN_NOT_ALLOWED,
+                    "Origin not allowed");
+        }
+        return null;
+    }
+}

@@ -1,0 +1,105 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.pushd.protocol.ErrorCodes;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.protocol.ProtocolException;
+import io.pushd.server.store.StorageFullException;
+import io.pushd.server.topic.Publisher;
+import io.pushd.server.topic.TopicLimitException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.RejectedExecutionException;
+
+/** {@code POST /v1/topics/{topic}/events}: checks the request, hands the event to the publisher. */
+final class PublishRoute {
+
+    /** Space comes back by an operator or by retention, not within a second. */
+    private static final String STORAGE_RETRY_AFTER_SECONDS = "5";
+    private static final int MAX_KEY_LENGTH = 200;
+
+    private final ServerContext server;
+
+    PublishRoute(ServerContext server) {
+        this.server = server;
+    }
+
+    /**
+     * Answers a request that cannot be published at once and returns null; otherwise returns
+     * the answer, which completes on the writer thread once the event is stored (or not).
+     */
+    CompletionStage<FullHttpResponse> publish(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
+        String contentType = req.headers().get(HttpHeaderNames.CONTENT_TYPE);
+        CharSequence mime = contentType == null ? null : HttpUtil.getMimeType(contentType);
+        if (mime == null || !mime.toString().trim().equalsIgnoreCase("application/json")) {
+            HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
+                    ErrorCodes.UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
+            return null;
+        }
+        String key = req.headers().get("Idempotency-Key");
+        if (key != null && !isValidKey(key)) {
+            HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.BAD_REQUEST,
+                    ErrorCodes.INVALID_IDEMPOTENCY_KEY, "Idempotency-Key must be 1-200 printable ASCII characters"));
+            return null;
+        }
+        byte[] data;
+        try {
+            byte[] body = new byte[req.content().readableBytes()];
+            req.content().getBytes(req.content().readerIndex(), body);
+            data = ProtocolCodec.canonicalData(body);
+        } catch (ProtocolException e) {
+            HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()));
+            return null;
+        }
+        if (!server.lifecycle().isServing()) {
+            HttpResponses.reply(ctx, req, HttpResponses.notAccepting());
+            return null;
+        }
+        return server.publisher().publish(topic, data, key)
+                .handle((result, failure) -> failure == null ? published(topic, result) : failed(failure));
+    }
+
+    private FullHttpResponse published(String topic, Publisher.Result result) {
+        var body = ProtocolCodec.mapper().createObjectNode();
+        body.put("topic", topic);
+        body.put("id", new EventId(server.store().epoch(), result.seq()).toString());
+        return HttpResponses.json(result.created() ? HttpResponseStatus.CREATED : HttpResponseStatus.OK, body);
+    }
+
+    private static FullHttpResponse failed(Throwable failure) {
+        if (failure instanceof RejectedExecutionException) {
+            return HttpResponses.notAccepting();
+        }
+        if (failure instanceof StorageFullException) {
+            // 507: the event was not stored (the disk is full); nothing was acknowledged, retrying is safe
+            FullHttpResponse res = HttpResponses.error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.STORAGE_FULL,
+                    "the event was not stored: the server's disk is full; retry later");
+            res.headers().set(HttpHeaderNames.RETRY_AFTER, STORAGE_RETRY_AFTER_SECONDS);
+            return res;
+        }
+        if (failure instanceof TopicLimitException) {
+            return HttpResponses.error(HttpResponseStatus.INSUFFICIENT_STORAGE, ErrorCodes.TOO_MANY_TOPICS,
+                    failure.getMessage());
+        }
+        return HttpResponses.error(HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL,
+                "the event was not stored");
+    }
+
+    private static boolean isValidKey(String key) {
+        if (key.isEmpty() || key.length() > MAX_KEY_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c < 0x20 || c > 0x7e) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,75 @@
+package io.pushd.server.pipeline;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.pushd.protocol.ErrorCodes;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.protocol.TopicName;
+import io.pushd.server.store.TopicRange;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * {@code /v1/topics/{topic}} (GET: the topic's epoch, head and oldest) and
+ * {@code /v1/topics/{topic}/events} (POST: {@link PublishRoute}).
+ */
+final class TopicRoutes {
+
+    static final String PREFIX = "/v1/topics/";
+
+    private final ServerContext server;
+    private final PublishRoute publish;
+
+    TopicRoutes(ServerContext server) {
+        this.server = server;
+        this.publish = new PublishRoute(server);
+    }
+
+    /**
+     * Answers at once and returns null, or returns the answer a publish gets later from the
+     * writer (see {@link PublishRoute#publish}).
+     */
+    CompletionStage<FullHttpResponse> handle(ChannelHandlerContext ctx, FullHttpRequest req, String path) {
+        String rest = path.substring(PREFIX.length());
+        int slash = rest.indexOf('/');
+        String topic = slash < 0 ? rest : rest.substring(0, slash);
+        String tail = slash < 0 ? "" : rest.substring(slash);
+        if (!tail.isEmpty() && !tail.equals("/events")) {
+            HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.NOT_FOUND, ErrorCodes.NOT_FOUND,
+                    "no resource at " + HttpResponses.shorten(req.uri())));
+            return null;
+        }
+        if (!TopicName.isValid(topic)) {
+            HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.INVALID_TOPIC,
+                    "invalid topic '" + HttpResponses.shorten(topic)
+                            + "' (expected: 1-200 characters of [A-Za-z0-9_.:-])"));
+            return null;
+        }
+        if (tail.isEmpty()) {
+            HttpResponses.onlyGet(ctx, req, () -> HttpResponses.reply(ctx, req, info(topic)));
+            return null;
+        }
+        if (!req.method().equals(HttpMethod.POST)) {
+            FullHttpResponse res = HttpResponses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,
+                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: POST)");
+            res.headers().set(HttpHeaderNames.ALLOW, "POST");
+            HttpResponses.reply(ctx, req, res);
+            return null;
+        }
+        return publish.publish(ctx, req, topic);
+    }
+
+    private FullHttpResponse info(String topic) {
+        TopicRange range = server.store().range(topic);
+        String epoch = server.store().epoch();
+        var body = ProtocolCodec.mapper().createObjectNode();
+        body.put("topic", topic);
+        body.put("epoch", epoch);
+        body.put("head", range.headId(epoch) == null ? null : range.headId(epoch).toString());
+        body.put("oldest", range.oldestId(epoch) == null ? null : range.oldestId(epoch).toString());
+        return HttpResponses.json(HttpResponseStatus.OK, body);
+    }
+}

@@ -1,0 +1,200 @@
+package io.pushd.server.session;
+
+import io.netty.util.concurrent.ScheduledFuture;
+import io.pushd.protocol.ClientMessage;
+import io.pushd.protocol.CloseCode;
+import io.pushd.protocol.ErrorCodes;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.protocol.ProtocolException;
+import io.pushd.protocol.ServerMessage;
+import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.replay.TopicSubscription;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client connection, whatever its transport: admission, its subscriptions, the in-band
+ * commands, the slow-consumer guard and how it ends ({@link #close}). It writes through a
+ * {@link SessionSink}; the transport's handler feeds it ({@link #open}, {@link #onMessage},
+ * {@link #onWritabilityChanged}, {@link #onDisconnected}). All methods but {@link #close} and
+ * {@link #abort} run on the sink's event loop.
+ */
+public final class Session {
+
+    private static final Logger log = LoggerFactory.getLogger(Session.class);
+
+    private final SessionSink sink;
+    private final SessionContext context;
+    private final Map<String, TopicSubscription> subscriptions = new LinkedHashMap<>();
+    private final CompletableFuture<Void> disconnected = new CompletableFuture<>();
+    private String admittedIp; // non-null once admission counted this session
+    private ScheduledFuture<?> slowConsumerCheck;
+
+    public Session(SessionSink sink, SessionContext context) {
+        this.sink = sink;
+        this.context = context;
+    }
+
+    /**
+     * The transport is established (a WebSocket upgrade completed). Closes a session that comes
+     * too late (the drain began) or over a limit, with a retry hint; otherwise admits it and
+     * starts the {@code initial} subscriptions. Returns whether it was admitted.
+     */
+    public boolean open(String clientIp, List<ClientMessage.Subscribe> initial) {
+        if (!context.lifecycle().isServing()) {
+            // Opened just as the drain began: it missed the drain's snapshot, so close it the same way.
+            close(CloseCode.SERVICE_RESTART, context.hints().single());
+            return false;
+        }
+        // Over a limit the upgrade has still completed, so a browser sees the close code and the hint.
+        AdmissionControl.Decision decision = context.admission().admit(clientIp);
+        if (!decision.admitted()) {
+            context.metrics().handshake(switch (decision.limit()) {
+                case CONNECTIONS -> ServerMetrics.Handshake.REFUSED_CONNECTIONS;
+                case PER_IP -> ServerMetrics.Handshake.REFUSED_PER_IP;
+                case HANDSHAKE_RATE -> ServerMetrics.Handshake.REFUSED_RATE;
+                case STARTUP_RAMP -> ServerMetrics.Handshake.REFUSED_STARTUP_RAMP;
+            });
+            log.debug("[{}] refused ({}), retry in {} ms", sink.id(), decision.reason(), decision.retryMs());
+            close(CloseCode.TRY_AGAIN_LATER, decision.retryMs());
+            return false;
+        }
+        admittedIp = clientIp;
+        context.metrics().handshake(ServerMetrics.Handshake.ADMITTED);
+        context.registry().add(this);
+        log.debug("[{}] upgraded from {}, {} topic(s)", sink.id(), clientIp, initial == null ? 0 : initial.size());
+        if (initial != null) {
+            for (ClientMessage.Subscribe s : initial) {
+                subscribe(s);
+            }
+        }
+        return true;
+    }
+
+    /** True while what the client says matters: admitted and not closing. */
+    public boolean isListening() {
+        return admittedIp != null && !sink.isClosing();
+    }
+
+    /** A text message from the client (a subscribe or unsubscribe command). */
+    public void onMessage(String text) {
+        if (!isListening()) {
+            return; // refused or closing: nothing the client says matters any more
+        }
+        ClientMessage message;
+        try {
+            message = ProtocolCodec.decodeClient(text);
+        } catch (ProtocolException e) {
+            sendError(e.code(), e.getMessage());
+            return;
+        }
+        int maxTopics = context.limits().maxTopicsPerConnection();
+        if (message instanceof ClientMessage.Subscribe s) {
+            if (subscriptions.containsKey(s.topic())) {
+                sendError(ErrorCodes.BAD_MESSAGE, "already subscribed to '" + s.topic() + "'");
+            } else if (subscriptions.size() >= maxTopics) {
+                sendError(ErrorCodes.TOO_MANY_TOPICS, "too many topics (expected: at most " + maxTopics + ")");
+            } else {
+                subscribe(s);
+            }
+        } else if (message instanceof ClientMessage.Unsubscribe u) {
+            TopicSubscription sub = subscriptions.remove(u.topic());
+            if (sub == null) {
+                sendError(ErrorCodes.BAD_MESSAGE, "not subscribed to '" + u.topic() + "'");
+            } else {
+                sub.close();
+            }
+        }
+    }
+
+    private void subscribe(ClientMessage.Subscribe s) {
+        TopicSubscription sub = new TopicSubscription(s.topic(), sink, context.history(), context.hub(),
+                context.metrics(), this::fail);
+        subscriptions.put(s.topic(), sub);
+        sub.start(s.after());
+    }
+
+    private void sendError(String code, String message) {
+        sink.send(new ServerMessage.Error(code, message));
+        sink.flush();
+    }
+
+    /**
+     * The sink's writability changed. Subscriptions already stopped writing live events while it
+     * is not writable (they catch up from the store later), so memory is bounded; a reader that
+     * stays stuck for {@code limits.slowConsumerTimeout} is closed so it resumes elsewhere.
+     */
+    public void onWritabilityChanged() {
+        if (sink.isWritable()) {
+            cancelSlowConsumerCheck();
+            for (TopicSubscription sub : subscriptions.values()) {
+                sub.onWritable();
+            }
+        } else if (slowConsumerCheck == null && admittedIp != null) {
+            long timeout = context.limits().slowConsumerTimeout().toMillis();
+            slowConsumerCheck = sink.eventLoop().schedule(() -> {
+                slowConsumerCheck = null;
+                if (!sink.isWritable()) {
+                    log.debug("[{}] slow consumer: unwritable for {} ms", sink.id(), timeout);
+                    context.metrics().slowConsumerClosed();
+                    close(CloseCode.TRY_AGAIN_LATER, context.hints().single());
+                }
+            }, timeout, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void cancelSlowConsumerCheck() {
+        if (slowConsumerCheck != null) {
+            slowConsumerCheck.cancel(false);
+            slowConsumerCheck = null;
+        }
+    }
+
+    /** The connection is gone: stop the subscriptions and give back the admission slot. */
+    public void onDisconnected() {
+        for (TopicSubscription sub : subscriptions.values()) {
+            sub.close();
+        }
+        subscriptions.clear();
+        cancelSlowConsumerCheck();
+        if (admittedIp != null) {
+            context.admission().release(admittedIp);
+            admittedIp = null;
+        }
+        context.registry().remove(this);
+        log.debug("[{}] disconnected", sink.id());
+        disconnected.complete(null);
+    }
+
+    /** A failure of ours (a subscription that cannot go on): close with 1011 so the client resumes elsewhere. */
+    public void fail(Throwable cause) {
+        log.warn("[{}] unexpected error", sink.id(), cause);
+        close(CloseCode.INTERNAL_ERROR, "internal error");
+    }
+
+    /** Ends the session with {@code code}; only the first close counts. Any thread. */
+    public void close(CloseCode code, String reason) {
+        sink.close(code, reason);
+    }
+
+    /** Ends the session with {@code code} and a {@code retryMs} hint. Any thread. */
+    public void close(CloseCode code, long retryMs) {
+        sink.close(code, CloseCode.retryReason(retryMs));
+    }
+
+    /** Drops the connection without a close handshake. Any thread. */
+    public void abort() {
+        sink.abort();
+    }
+
+    /** Completes once the connection is gone. */
+    CompletableFuture<Void> closed() {
+        return disconnected;
+    }
+}

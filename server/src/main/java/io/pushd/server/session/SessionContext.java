@@ -1,0 +1,20 @@
+package io.pushd.server.session;
+
+import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.lifecycle.RetryHints;
+import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.store.EventStore;
+import io.pushd.server.topic.TopicHub;
+
+/**
+ * What every {@link Session} shares: one instance per server.
+ *
+ * @param history  the kept events subscriptions replay from
+ * @param registry the admitted sessions, which the drain closes
+ */
+public record SessionContext(ServerConfig.Limits limits, EventStore history, TopicHub hub, Lifecycle lifecycle,
+                             RetryHints hints, AdmissionControl admission, Sessions registry,
+                             ServerMetrics metrics) {
+}

@@ -1,0 +1,140 @@
+package io.pushd.server.lifecycle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.DefaultEventLoop;
+import io.netty.channel.EventLoop;
+import io.pushd.protocol.CloseCode;
+import io.pushd.protocol.ServerMessage;
+import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.session.Session;
+import io.pushd.server.session.SessionContext;
+import io.pushd.server.session.SessionSink;
+import io.pushd.server.session.Sessions;
+import io.pushd.server.topic.EventFormat;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The drain, on sessions whose transport is a recording sink: no sockets, no WebSocket. */
+class DrainerTest {
+
+    /** Records its close; the connection then goes away as a well-behaved client's would. */
+    final class RecordingSink implements SessionSink {
+        final List<String> closes = new CopyOnWriteArrayList<>();
+        Session session;
+
+        @Override public String id() { return "fake"; }
+        @Override public EventLoop eventLoop() { return loop; }
+        @Override public ByteBufAllocator alloc() { return ByteBufAllocator.DEFAULT; }
+        @Override public EventFormat format() { return EventFormat.JSON; }
+        @Override public void sendEvent(ByteBuf encodedEvent) { encodedEvent.release(); }
+        @Override public void send(ServerMessage message) { }
+        @Override public void flush() { }
+        @Override public boolean isWritable() { return true; }
+        @Override public boolean isActive() { return true; }
+        @Override public boolean isClosing() { return !closes.isEmpty(); }
+        @Override public void abort() { }
+
+        @Override
+        public void close(CloseCode code, String reason) {
+            closes.add(code.code() + " " + reason);
+            loop.execute(session::onDisconnected);
+        }
+    }
+
+    final DefaultEventLoop loop = new DefaultEventLoop();
+    final Lifecycle lifecycle = new Lifecycle();
+    final RetryHints hints = new RetryHints(Duration.ofSeconds(5), 1000);
+    final Sessions sessions = new Sessions();
+    final SessionContext context = new SessionContext(ServerConfig.Limits.defaults(), null, null, lifecycle, hints,
+            new AdmissionControl(ServerConfig.Limits.defaults(), hints), sessions, new ServerMetrics());
+    final AtomicInteger expectedBack = new AtomicInteger(-1);
+
+    @AfterEach
+    void stopLoop() {
+        loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS);
+    }
+
+    private List<RecordingSink> openSessions(int n) throws Exception {
+        List<RecordingSink> sinks = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            RecordingSink sink = new RecordingSink();
+            sink.session = new Session(sink, context);
+            String ip = "192.0.2." + (i % 200);
+            assertThat(loop.submit(() -> sink.session.open(ip, List.of())).get()).isTrue();
+            sinks.add(sink);
+        }
+        return sinks;
+    }
+
+    private Drainer drainer(Duration lbGrace) {
+        return new Drainer(new ServerConfig.Drain(lbGrace, Duration.ofSeconds(5), lbGrace.plusSeconds(3)), lifecycle,
+                hints, sessions, expectedBack::set);
+    }
+
+    @Test
+    void everySessionIsClosedOnceWith1012AndAHintWithinTheWindow() throws Exception {
+        lifecycle.advanceTo(ServerState.READY);
+        List<RecordingSink> sinks = openSessions(30);
+
+        assertThat(drainer(Duration.ZERO).drain()).isTrue();
+
+        assertThat(expectedBack).hasValue(30);
+        assertThat(sessions.size()).as("every session disconnected before the drain returned").isZero();
+        for (RecordingSink sink : sinks) {
+            assertThat(sink.closes).hasSize(1);
+            String close = sink.closes.get(0);
+            assertThat(close).startsWith(CloseCode.SERVICE_RESTART.code() + " ");
+            long retryMs = CloseCode.parseRetryMs(close.substring(5)).orElseThrow();
+            assertThat(retryMs).isBetween(0L, hints.windowMillis(30));
+        }
+        assertThat(lifecycle.state()).isEqualTo(ServerState.CLOSING);
+    }
+
+    @Test
+    void duringTheBalancerGraceTheServerIsNotReadyButStillServes() throws Exception {
+        lifecycle.advanceTo(ServerState.READY);
+        List<RecordingSink> sinks = openSessions(1);
+        Thread drain = new Thread(() -> drainer(Duration.ofMillis(400)).drain());
+        drain.start();
+        Thread.sleep(150);
+        assertThat(lifecycle.state()).isEqualTo(ServerState.DRAINING);
+        assertThat(lifecycle.isReady()).isFalse();
+        assertThat(lifecycle.isServing()).isTrue();
+        assertThat(sinks.get(0).closes).as("nothing is closed during the grace").isEmpty();
+        drain.join(5_000);
+        assertThat(lifecycle.isServing()).isFalse();
+        assertThat(sinks.get(0).closes).hasSize(1);
+    }
+
+    @Test
+    void aSecondDrainDoesNothing() {
+        lifecycle.advanceTo(ServerState.READY);
+        assertThat(drainer(Duration.ZERO).drain()).isTrue();
+        expectedBack.set(-1);
+        assertThat(drainer(Duration.ZERO).drain()).isFalse();
+        assertThat(expectedBack).as("nothing done").hasValue(-1);
+    }
+
+    @Test
+    void aSessionOpenedAfterTheDrainBeganIsClosedWith1012AndASingleHint() throws Exception {
+        lifecycle.advanceTo(ServerState.CLOSING);
+        RecordingSink sink = new RecordingSink();
+        sink.session = new Session(sink, context);
+        assertThat(loop.submit(() -> sink.session.open("192.0.2.1", List.of())).get()).isFalse();
+        assertThat(sink.closes).hasSize(1);
+        String close = sink.closes.get(0);
+        assertThat(close).startsWith(CloseCode.SERVICE_RESTART.code() + " ");
+        assertThat(CloseCode.parseRetryMs(close.substring(5)).orElseThrow()).isBetween(0L, 5_000L);
+        assertThat(sessions.size()).isZero();
+    }
+}
