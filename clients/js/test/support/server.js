@@ -49,6 +49,14 @@ export async function waitFor(f, timeoutMs, message) {
   }
 }
 
+/**
+ * The environment without PUSH_* variables: the server reads every PUSH_* as configuration and
+ * exits 2 on an unknown key, and ours (PUSH_SERVER_JAR, PUSH_REQUIRE_BROWSER) are not its keys.
+ */
+function serverEnv() {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PUSH_')));
+}
+
 export class JarServer {
   /** Short drain settings so that a restart takes a couple of seconds, not the production 5-25 s. */
   static FAST = ['--set', 'drain.lbGrace=0s', '--set', 'drain.minWindow=1s', '--set', 'drain.deadline=5s',
@@ -75,7 +83,7 @@ export class JarServer {
     this.starts++;
     this.log.write(`---- start ${this.starts} on port ${this.port}\n`);
     const proc = spawn('java', ['-Dchronicle.analytics.disable=true', '-jar', jarPath(), '--host', '127.0.0.1',
-      '--port', String(this.port), '--data-dir', this.dataDir, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      '--port', String(this.port), '--data-dir', this.dataDir, ...this.args], { stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv() });
     proc.stdout.pipe(this.log, { end: false });
     proc.stderr.pipe(this.log, { end: false });
     this.proc = proc;
