@@ -22,9 +22,9 @@ import io.pushd.protocol.SubscriptionRequest;
 import io.pushd.protocol.TopicName;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.StorageFullException;
-import io.pushd.server.store.TopicRange;
-import io.pushd.server.topic.Publisher;
-import io.pushd.server.topic.TopicLimitException;
+import io.pushd.server.history.TopicRange;
+import io.pushd.server.history.Publisher;
+import io.pushd.server.history.TopicLimitException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -155,7 +155,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 onlyGet(ctx, req, () -> reply(ctx, req, server.lifecycle().isReady()
                         ? HttpResponses.json(HttpResponseStatus.OK, ProtocolCodec.mapper().createObjectNode()
                                 .put("status", "ready") // still ready when the disk is full: subscribers are served
-                                .put("store", server.store().writable() ? "writable" : "full"))
+                                .put("store", server.history().writable() ? "writable" : "full"))
                         : withRetryAfter(HttpResponses.json(HttpResponseStatus.SERVICE_UNAVAILABLE,
                                 status(server.lifecycle().state().name().toLowerCase())))));
             } else if (path.startsWith(TOPICS_PREFIX)) {
@@ -198,9 +198,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void topicInfo(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
-        TopicRange range = server.store().range(topic);
+        TopicRange range = server.history().range(topic);
         var body = ProtocolCodec.mapper().createObjectNode();
-        String epoch = server.store().epoch();
+        String epoch = server.history().epoch(topic);
         body.put("topic", topic);
         body.put("epoch", epoch);
         body.put("head", range.headId(epoch) == null ? null : range.headId(epoch).toString());
@@ -302,7 +302,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private Object published(String topic, Publisher.Result result) {
         var body = ProtocolCodec.mapper().createObjectNode();
         body.put("topic", topic);
-        body.put("id", new EventId(server.store().epoch(), result.seq()).toString());
+        body.put("id", new EventId(server.history().epoch(topic), result.seq()).toString());
         return body;
     }
 

@@ -147,7 +147,7 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void subscribe(ChannelHandlerContext ctx, ClientMessage.Subscribe s) {
-        TopicSubscription sub = new TopicSubscription(s.topic(), ctx.channel(), server.store(), server.hub(),
+        TopicSubscription sub = new TopicSubscription(s.topic(), ctx.channel(), server.history(), server.hub(),
                 server.metrics());
         subscriptions.put(s.topic(), sub);
         sub.start(s.after());

@@ -9,8 +9,8 @@ import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ResetReason;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.metrics.ServerMetrics;
-import io.pushd.server.store.EventStore;
-import io.pushd.server.store.TopicRange;
+import io.pushd.server.history.EventHistory;
+import io.pushd.server.history.TopicRange;
 import io.pushd.server.topic.TopicHub;
 
 /**
@@ -32,14 +32,14 @@ public final class TopicSubscription implements TopicHub.Subscriber {
 
     private final String topic;
     private final Channel channel;
-    private final EventStore store;
+    private final EventHistory store;
     private final TopicHub hub;
     private final ServerMetrics metrics;
     private Mode mode = Mode.LIVE;
     private long lastSeq;
     private boolean stepScheduled;
 
-    public TopicSubscription(String topic, Channel channel, EventStore store, TopicHub hub, ServerMetrics metrics) {
+    public TopicSubscription(String topic, Channel channel, EventHistory store, TopicHub hub, ServerMetrics metrics) {
         this.topic = topic;
         this.channel = channel;
         this.store = store;
@@ -59,7 +59,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         hub.subscribe(topic, this); // before reading the head: nothing published from now on is missed
         metrics.subscribed();
         TopicRange range = store.range(topic);
-        String epoch = store.epoch();
+        String epoch = store.epoch(topic);
         write(ProtocolCodec.encode(new ServerMessage.Subscribed(topic, range.headId(epoch), range.oldestId(epoch),
                 epoch)));
         lastSeq = range.head();
@@ -189,7 +189,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             return;
         }
         lastSeq = seq;
-        byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(store.epoch(), seq), ts, data);
+        byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(store.epoch(topic), seq), ts, data);
         ByteBuf buf = channel.alloc().directBuffer(frame.length).writeBytes(frame);
         metrics.delivered(frame.length, true);
         channel.write(new TextWebSocketFrame(buf), channel.voidPromise());
@@ -197,7 +197,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
 
     private void sendReset(ResetReason reason, long head) {
         metrics.reset(reason);
-        write(ProtocolCodec.encode(new ServerMessage.Reset(topic, new EventId(store.epoch(), head), reason)));
+        write(ProtocolCodec.encode(new ServerMessage.Reset(topic, new EventId(store.epoch(topic), head), reason)));
         lastSeq = head;
     }
 

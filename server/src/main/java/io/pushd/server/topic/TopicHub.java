@@ -8,6 +8,7 @@ import io.pushd.protocol.ProtocolCodec;
 import io.pushd.server.metrics.ServerMetrics;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,12 +34,13 @@ public final class TopicHub {
     }
 
     private final Map<String, Map<EventExecutor, Set<Subscriber>>> subscribers = new ConcurrentHashMap<>();
-    private final String epoch;
+    private final Function<String, String> epochOf;
     private final ByteBufAllocator alloc;
     private final ServerMetrics metrics;
 
-    public TopicHub(String epoch, ByteBufAllocator alloc, ServerMetrics metrics) {
-        this.epoch = epoch;
+    /** @param epochOf the epoch of a topic's event IDs: {@code EventHistory::epoch}, asked per topic */
+    public TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics) {
+        this.epochOf = epochOf;
         this.alloc = alloc;
         this.metrics = metrics;
     }
@@ -76,7 +78,7 @@ public final class TopicHub {
         if (byLoop == null || byLoop.isEmpty()) {
             return;
         }
-        byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(epoch, seq), timestampMillis, data);
+        byte[] frame = ProtocolCodec.encodeEvent(topic, new EventId(epochOf.apply(topic), seq), timestampMillis, data);
         ByteBuf shared = alloc.directBuffer(frame.length).writeBytes(frame);
         AtomicInteger loopsLeft = new AtomicInteger(1);
         try {

@@ -1,13 +1,13 @@
-package io.pushd.server.topic;
+package io.pushd.server.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.UnpooledByteBufAllocator;
-import io.pushd.server.store.ChronicleEventStore;
-import io.pushd.server.store.EventStore;
-import io.pushd.server.store.StorageFullException;
-import io.pushd.server.store.TopicRange;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.store.StorageFullException;
+import io.pushd.server.topic.InlineSubscriber;
+import io.pushd.server.topic.TopicHub;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,7 +42,7 @@ class PublisherTest {
     @BeforeEach
     void start() {
         store = new ChronicleEventStore(dataDir, Duration.ofHours(24), 100_000, Duration.ofHours(24), false, clock);
-        hub = new TopicHub(store.epoch(), UnpooledByteBufAllocator.DEFAULT, metrics);
+        hub = new TopicHub(store::epoch, UnpooledByteBufAllocator.DEFAULT, metrics);
         publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, clock::currentTimeMillis, 4096);
     }
 
@@ -202,25 +202,25 @@ class PublisherTest {
     }
 
     /** The real store, except that appends are refused for want of space while {@code full} is set. */
-    static final class FillableStore implements EventStore {
-        final EventStore real;
+    static final class FillableStore implements EventHistory {
+        final EventHistory real;
         volatile boolean full;
 
-        FillableStore(EventStore real) {
+        FillableStore(EventHistory real) {
             this.real = real;
         }
 
         @Override
-        public long append(String topic, long seq, long ts, String key, byte[] data) {
+        public void append(String topic, long seq, long ts, String key, byte[] data) {
             if (full) {
                 throw new StorageFullException("no room on disk for the event");
             }
-            return real.append(topic, seq, ts, key, data);
+            real.append(topic, seq, ts, key, data);
         }
 
         @Override
-        public String epoch() {
-            return real.epoch();
+        public String epoch(String topic) {
+            return real.epoch(topic);
         }
 
         @Override
@@ -234,11 +234,6 @@ class PublisherTest {
         }
 
         @Override
-        public Map<String, Long> heads() {
-            return real.heads();
-        }
-
-        @Override
         public long findByIdempotencyKey(String topic, String key) {
             return real.findByIdempotencyKey(topic, key);
         }
@@ -246,16 +241,6 @@ class PublisherTest {
         @Override
         public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
             return real.read(topic, afterSeq, max, visitor);
-        }
-
-        @Override
-        public void enforceRetention() {
-            real.enforceRetention();
-        }
-
-        @Override
-        public long diskBytes() {
-            return real.diskBytes();
         }
 
         @Override
