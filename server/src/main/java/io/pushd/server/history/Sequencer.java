@@ -16,8 +16,8 @@ public interface Sequencer {
 
     /**
      * Gets the numbers of one batch ready. {@code topics} holds the topic of every publish of the
-     * batch that may need a number, in order (a topic once per such publish). Completes on any
-     * thread; a refusal of a topic (too many topics) surfaces from {@link Numbers#next}.
+     * batch that may need a number, in order (a topic once per such publish); the list is reused
+     * for the next batch, so read it before returning. Completes on any thread; a refusal of a topic (too many topics) surfaces from {@link Numbers#next}.
      */
     CompletionStage<Numbers> reserve(List<String> topics);
 

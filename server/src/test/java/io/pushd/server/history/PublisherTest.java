@@ -20,8 +20,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import net.openhft.chronicle.core.time.SetTimeProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -271,6 +274,36 @@ class PublisherTest {
             assertThat(metrics.scrape()).contains("push_store_refused_publishes_total 3.0");
         } finally {
             p.close();
+        }
+    }
+
+    @Test
+    void aSequencerThatAnswersLaterOnAnotherThreadNumbersEveryPublishInOrderOncePerBatch() throws Exception {
+        LocalSequencer counter = new LocalSequencer(store.heads());
+        ExecutorService remote = Executors.newSingleThreadExecutor();
+        List<Integer> reserved = new CopyOnWriteArrayList<>();
+        Sequencer oneRoundTripPerBatch = topics -> {
+            reserved.add(topics.size());
+            return CompletableFuture.supplyAsync(() -> {
+                LockSupport.parkNanos(5_000_000); // the round trip
+                return counter;
+            }, remote);
+        };
+        Publisher p = new Publisher(store, oneRoundTripPerBatch, hub, metrics, clock::currentTimeMillis, 4096);
+        try {
+            List<CompletableFuture<Publisher.Result>> sent = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                sent.add(p.publish("r", json(Integer.toString(i)), null));
+            }
+            for (int i = 0; i < sent.size(); i++) {
+                assertThat(await(sent.get(i))).isEqualTo(new Publisher.Result(i + 1, true));
+            }
+            assertThat(stored("r")).hasSize(200).containsEntry(200L, "199");
+            assertThat(reserved.stream().mapToInt(Integer::intValue).sum()).isEqualTo(200);
+            assertThat(reserved.size()).as("publishes queued during a round trip share the next one").isLessThan(200);
+        } finally {
+            p.close();
+            remote.shutdownNow();
         }
     }
 
