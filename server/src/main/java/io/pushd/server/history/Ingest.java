@@ -36,7 +36,7 @@ final class Ingest {
     Sequencer.Numbers reserve(List<Request> batch) {
         topics.clear();
         for (Request r : batch) {
-            if (r.answer() != null) {
+            if (!r.isWakeUp()) {
                 topics.add(r.topic());
             }
         }

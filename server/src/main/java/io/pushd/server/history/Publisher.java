@@ -29,8 +29,12 @@ public final class Publisher implements AutoCloseable {
     public record Result(long seq, boolean created) {
     }
 
-    record Request(String topic, byte[] data, String key, CompletableFuture<Result> answer,
-                           long acceptedNanos) {
+    /** A publish as queued for the writer; {@code key} is its idempotency key or null. */
+    record Request(String topic, byte[] data, String key, CompletableFuture<Result> answer, long acceptedNanos) {
+
+        boolean isWakeUp() {
+            return answer == null;
+        }
     }
 
     /** Queued only to wake the writer for {@link #runOnWriter}; carries no publish. */
@@ -104,7 +108,7 @@ public final class Publisher implements AutoCloseable {
             } catch (Throwable t) {
                 log.error("writer loop error", t);
                 for (Request r : batch.requests) {
-                    if (r.answer() != null) {
+                    if (!r.isWakeUp()) {
                         r.answer().completeExceptionally(t);
                     }
                 }
@@ -117,7 +121,7 @@ public final class Publisher implements AutoCloseable {
     private void process(PublishBatch batch) {
         Sequencer.Numbers numbers = ingest.reserve(batch.requests);
         for (Request r : batch.requests) {
-            if (r == WAKE_UP) {
+            if (r.isWakeUp()) {
                 continue;
             }
             try {
