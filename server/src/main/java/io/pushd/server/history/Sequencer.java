@@ -21,7 +21,13 @@ public interface Sequencer {
      */
     CompletionStage<Numbers> reserve(List<String> topics);
 
-    /** The numbers of one batch. Writer thread only, in the batch's order. */
+    /**
+     * The numbers of one batch. Writer thread only, in the batch's order. A number must not be
+     * lost as a hole: one the batch does not take (a duplicate, a refused append) is handed out
+     * again. The local counter simply has not counted it; a shared sequencer that cannot take
+     * numbers back stores each event with its number in the same step (then it also dedupes, and
+     * the publisher may acknowledge as soon as it answered).
+     */
     interface Numbers {
 
         /** The next sequence of {@code topic}; throws {@link TopicLimitException} for a topic refused. */
