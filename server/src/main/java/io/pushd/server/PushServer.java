@@ -32,8 +32,8 @@ import io.pushd.server.session.Session;
 import io.pushd.server.session.SessionContext;
 import io.pushd.server.session.Sessions;
 import io.pushd.server.store.ChronicleEventStore;
-import io.pushd.server.topic.LocalSequencer;
-import io.pushd.server.topic.Publisher;
+import io.pushd.server.history.LocalSequencer;
+import io.pushd.server.history.Publisher;
 import io.pushd.server.topic.TopicHub;
 import com.sun.management.UnixOperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
@@ -96,7 +96,7 @@ public final class PushServer implements AutoCloseable {
         this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
                 sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
         this.metrics = new ServerMetrics();
-        this.hub = new TopicHub(store.epoch(), PooledByteBufAllocator.DEFAULT, metrics);
+        this.hub = new TopicHub(store::epoch, PooledByteBufAllocator.DEFAULT, metrics);
         this.publisher = new Publisher(store, new LocalSequencer(store.heads(), config.limits().maxTopics()), hub, metrics,
                 clock::currentTimeMillis, PUBLISH_QUEUE_CAPACITY);
         metrics.gauge("push.connections", "open WebSocket connections", null, sessions, Sessions::size);

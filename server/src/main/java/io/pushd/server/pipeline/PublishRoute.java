@@ -11,8 +11,8 @@ import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.server.store.StorageFullException;
-import io.pushd.server.topic.Publisher;
-import io.pushd.server.topic.TopicLimitException;
+import io.pushd.server.history.Publisher;
+import io.pushd.server.history.TopicLimitException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -67,7 +67,7 @@ final class PublishRoute {
     private FullHttpResponse published(String topic, Publisher.Result result) {
         var body = ProtocolCodec.mapper().createObjectNode();
         body.put("topic", topic);
-        body.put("id", new EventId(server.store().epoch(), result.seq()).toString());
+        body.put("id", new EventId(server.history().epoch(topic), result.seq()).toString());
         return HttpResponses.json(result.created() ? HttpResponseStatus.CREATED : HttpResponseStatus.OK, body);
     }
 

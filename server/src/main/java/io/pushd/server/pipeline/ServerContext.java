@@ -5,8 +5,8 @@ import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.session.SessionContext;
-import io.pushd.server.store.EventStore;
-import io.pushd.server.topic.Publisher;
+import io.pushd.server.history.EventHistory;
+import io.pushd.server.history.Publisher;
 
 /**
  * What the per-connection handlers share: one instance per server.
@@ -14,6 +14,6 @@ import io.pushd.server.topic.Publisher;
  * @param store    the kept events, for topic info and event IDs
  * @param sessions what the sessions of every transport share
  */
-public record ServerContext(ServerConfig config, EventStore store, Publisher publisher, Lifecycle lifecycle,
+public record ServerContext(ServerConfig config, EventHistory history, Publisher publisher, Lifecycle lifecycle,
                             ClientAddress clientAddress, ServerMetrics metrics, SessionContext sessions) {
 }

@@ -9,7 +9,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.TopicName;
-import io.pushd.server.store.TopicRange;
+import io.pushd.server.history.TopicRange;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -63,8 +63,8 @@ final class TopicRoutes {
     }
 
     private FullHttpResponse info(String topic) {
-        TopicRange range = server.store().range(topic);
-        String epoch = server.store().epoch();
+        TopicRange range = server.history().range(topic);
+        String epoch = server.history().epoch(topic);
         var body = ProtocolCodec.mapper().createObjectNode();
         body.put("topic", topic);
         body.put("epoch", epoch);

@@ -7,8 +7,8 @@ import io.pushd.protocol.ResetReason;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.session.SessionSink;
-import io.pushd.server.store.EventStore;
-import io.pushd.server.store.TopicRange;
+import io.pushd.server.history.EventHistory;
+import io.pushd.server.history.TopicRange;
 import io.pushd.server.topic.EventFormat;
 import io.pushd.server.topic.TopicHub;
 import java.util.function.Consumer;
@@ -34,7 +34,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private final String topic;
     private final SessionSink sink;
     /** The topic's kept events: the one place this class reads history. */
-    private final EventStore history;
+    private final EventHistory history;
     private final TopicHub hub;
     private final ServerMetrics metrics;
     private final Consumer<RuntimeException> onFailure;
@@ -46,7 +46,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
      * @param onFailure told (after this subscription stopped) when it cannot go on, so the session
      *                  closes rather than go quiet
      */
-    public TopicSubscription(String topic, SessionSink sink, EventStore history, TopicHub hub, ServerMetrics metrics,
+    public TopicSubscription(String topic, SessionSink sink, EventHistory history, TopicHub hub, ServerMetrics metrics,
                              Consumer<RuntimeException> onFailure) {
         this.topic = topic;
         this.sink = sink;
@@ -64,7 +64,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         hub.subscribe(topic, this); // before reading the head: nothing published from now on is missed
         metrics.subscribed();
         TopicRange range = history.range(topic);
-        String epoch = history.epoch();
+        String epoch = history.epoch(topic);
         sink.send(new ServerMessage.Subscribed(topic, range.headId(epoch), range.oldestId(epoch), epoch));
         lastSeq = range.head();
         if (after != null) {
@@ -199,14 +199,14 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             return;
         }
         lastSeq = seq;
-        ByteBuf event = sink.format().encode(sink.alloc(), topic, new EventId(history.epoch(), seq), ts, data);
+        ByteBuf event = sink.format().encode(sink.alloc(), topic, new EventId(history.epoch(topic), seq), ts, data);
         metrics.delivered(event.readableBytes(), true);
         sink.sendEvent(event);
     }
 
     private void sendReset(ResetReason reason, long head) {
         metrics.reset(reason);
-        sink.send(new ServerMessage.Reset(topic, new EventId(history.epoch(), head), reason));
+        sink.send(new ServerMessage.Reset(topic, new EventId(history.epoch(topic), head), reason));
         lastSeq = head;
     }
 

@@ -5,7 +5,7 @@ import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.lifecycle.RetryHints;
 import io.pushd.server.metrics.ServerMetrics;
-import io.pushd.server.store.EventStore;
+import io.pushd.server.history.EventHistory;
 import io.pushd.server.topic.TopicHub;
 
 /**
@@ -14,7 +14,7 @@ import io.pushd.server.topic.TopicHub;
  * @param history  the kept events subscriptions replay from
  * @param registry the admitted sessions, which the drain closes
  */
-public record SessionContext(ServerConfig.Limits limits, EventStore history, TopicHub hub, Lifecycle lifecycle,
+public record SessionContext(ServerConfig.Limits limits, EventHistory history, TopicHub hub, Lifecycle lifecycle,
                              RetryHints hints, AdmissionControl admission, Sessions registry,
                              ServerMetrics metrics) {
 }

@@ -53,8 +53,4 @@ final class IdempotencyIndex {
             seqByKey.remove(e.mapKey());
         }
     }
-
-    synchronized int size() {
-        return seqByKey.size();
-    }
 }

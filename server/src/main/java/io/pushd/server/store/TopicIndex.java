@@ -1,5 +1,6 @@
 package io.pushd.server.store;
 
+import io.pushd.server.history.TopicRange;
 import java.util.Arrays;
 
 /**

@@ -6,6 +6,7 @@ import io.netty.util.concurrent.EventExecutor;
 import io.pushd.protocol.EventId;
 import io.pushd.server.metrics.ServerMetrics;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -40,12 +41,13 @@ public final class TopicHub {
     /** Per topic: subscribers by format, then by event loop. */
     private final Map<String, Map<EventFormat, Map<EventExecutor, Set<Subscriber>>>> subscribers =
             new ConcurrentHashMap<>();
-    private final String epoch;
+    private final Function<String, String> epochOf;
     private final ByteBufAllocator alloc;
     private final ServerMetrics metrics;
 
-    public TopicHub(String epoch, ByteBufAllocator alloc, ServerMetrics metrics) {
-        this.epoch = epoch;
+    /** @param epochOf the epoch of a topic's event IDs: {@code EventHistory::epoch}, asked per topic */
+    public TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics) {
+        this.epochOf = epochOf;
         this.alloc = alloc;
         this.metrics = metrics;
     }
@@ -89,7 +91,7 @@ public final class TopicHub {
         if (byFormat == null || byFormat.isEmpty()) {
             return;
         }
-        EventId id = new EventId(epoch, seq);
+        EventId id = new EventId(epochOf.apply(topic), seq);
         AtomicInteger loopsLeft = new AtomicInteger(1);
         try {
             for (var f : byFormat.entrySet()) {

@@ -26,8 +26,8 @@ import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.session.SessionContext;
 import io.pushd.server.session.Sessions;
 import io.pushd.server.store.ChronicleEventStore;
-import io.pushd.server.topic.LocalSequencer;
-import io.pushd.server.topic.Publisher;
+import io.pushd.server.history.LocalSequencer;
+import io.pushd.server.history.Publisher;
 import io.pushd.server.topic.TopicHub;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -71,7 +71,7 @@ class LiveSessionHandlerTest {
         ServerConfig config = d.withLimits(limits.apply(d.limits()));
         store = new ChronicleEventStore(dataDir, Duration.ofHours(1), 100, Duration.ofHours(1), false,
                 SystemTimeProvider.INSTANCE);
-        TopicHub hub = new TopicHub(store.epoch(), io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, metrics);
+        TopicHub hub = new TopicHub(store::epoch, io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, metrics);
         publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, System::currentTimeMillis, 16);
         lifecycle = new Lifecycle();
         lifecycle.advanceTo(ServerState.READY);

@@ -17,8 +17,8 @@ import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.session.SessionContext;
 import io.pushd.server.session.Sessions;
 import io.pushd.server.store.ChronicleEventStore;
-import io.pushd.server.topic.LocalSequencer;
-import io.pushd.server.topic.Publisher;
+import io.pushd.server.history.LocalSequencer;
+import io.pushd.server.history.Publisher;
 import io.pushd.server.topic.TopicHub;
 import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +55,7 @@ class PushServerInitializerTest {
         ServerConfig config = d.withLimits(d.limits().withPermessageDeflate(deflate));
         store = new ChronicleEventStore(dataDir, Duration.ofHours(1), 100, Duration.ofHours(1), false,
                 SystemTimeProvider.INSTANCE);
-        TopicHub hub = new TopicHub(store.epoch(), UnpooledByteBufAllocator.DEFAULT, metrics);
+        TopicHub hub = new TopicHub(store::epoch, UnpooledByteBufAllocator.DEFAULT, metrics);
         publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, System::currentTimeMillis, 16);
         Lifecycle lifecycle = new Lifecycle();
         lifecycle.advanceTo(ServerState.READY);

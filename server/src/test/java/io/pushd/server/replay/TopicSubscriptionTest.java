@@ -37,7 +37,7 @@ class TopicSubscriptionTest {
     @BeforeEach
     void setUp() {
         store = new ChronicleEventStore(dataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
-        hub = new TopicHub(store.epoch(), io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, metrics);
+        hub = new TopicHub(store::epoch, io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, metrics);
         channel = new EmbeddedChannel();
         for (int i = 1; i <= 5; i++) {
             append(i);

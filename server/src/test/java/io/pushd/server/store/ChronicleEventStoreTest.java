@@ -3,7 +3,9 @@ package io.pushd.server.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.pushd.server.topic.LocalSequencer;
+import io.pushd.server.history.TopicRange;
+import io.pushd.server.history.EventHistory;
+import io.pushd.server.history.LocalSequencer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -58,7 +60,7 @@ class ChronicleEventStoreTest {
         return clock.currentTimeMillis();
     }
 
-    private static List<Event> readAll(EventStore store, String topic, long afterSeq) {
+    private static List<Event> readAll(EventHistory store, String topic, long afterSeq) {
         List<Event> out = new ArrayList<>();
         long last = afterSeq;
         while (true) {

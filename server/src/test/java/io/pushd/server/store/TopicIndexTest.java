@@ -3,6 +3,7 @@ package io.pushd.server.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.pushd.server.history.TopicRange;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 

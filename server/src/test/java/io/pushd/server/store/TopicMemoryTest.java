@@ -2,7 +2,8 @@ package io.pushd.server.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.pushd.server.topic.LocalSequencer;
+import io.pushd.server.history.TopicRange;
+import io.pushd.server.history.LocalSequencer;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -2,6 +2,7 @@ package io.pushd.server.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.pushd.server.history.TopicRange;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

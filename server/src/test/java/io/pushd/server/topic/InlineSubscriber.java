@@ -6,11 +6,11 @@ import io.netty.util.concurrent.ImmediateEventExecutor;
 import java.util.function.BiConsumer;
 
 /** A subscriber whose frames are handled on the calling thread, for hub and publisher tests. */
-final class InlineSubscriber implements TopicHub.Subscriber {
+public final class InlineSubscriber implements TopicHub.Subscriber {
 
     private final BiConsumer<Long, ByteBuf> handler;
 
-    InlineSubscriber(BiConsumer<Long, ByteBuf> handler) {
+    public InlineSubscriber(BiConsumer<Long, ByteBuf> handler) {
         this.handler = handler;
     }
 

@@ -83,7 +83,7 @@ class TopicHubTest {
     }
 
     final RecordingAllocator alloc = new RecordingAllocator();
-    final TopicHub hub = new TopicHub("ep1", alloc, new ServerMetrics());
+    final TopicHub hub = new TopicHub(topic -> "ep1", alloc, new ServerMetrics());
     final List<Keeper> keepers = new ArrayList<>();
 
     private Keeper keeper(String topic) {

@@ -1,4 +1,4 @@
-package io.pushd.server.topic;
+package io.pushd.server.history;
 
 /**
  * A publish to a new topic while the node already holds {@code limits.maxTopics} topics. Every

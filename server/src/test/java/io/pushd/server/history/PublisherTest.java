@@ -1,13 +1,13 @@
-package io.pushd.server.topic;
+package io.pushd.server.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.UnpooledByteBufAllocator;
-import io.pushd.server.store.ChronicleEventStore;
-import io.pushd.server.store.EventStore;
-import io.pushd.server.store.StorageFullException;
-import io.pushd.server.store.TopicRange;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.store.StorageFullException;
+import io.pushd.server.topic.InlineSubscriber;
+import io.pushd.server.topic.TopicHub;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,8 +20,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import net.openhft.chronicle.core.time.SetTimeProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,7 +45,7 @@ class PublisherTest {
     @BeforeEach
     void start() {
         store = new ChronicleEventStore(dataDir, Duration.ofHours(24), 100_000, Duration.ofHours(24), false, clock);
-        hub = new TopicHub(store.epoch(), UnpooledByteBufAllocator.DEFAULT, metrics);
+        hub = new TopicHub(store::epoch, UnpooledByteBufAllocator.DEFAULT, metrics);
         publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, clock::currentTimeMillis, 4096);
     }
 
@@ -202,25 +205,25 @@ class PublisherTest {
     }
 
     /** The real store, except that appends are refused for want of space while {@code full} is set. */
-    static final class FillableStore implements EventStore {
-        final EventStore real;
+    static final class FillableStore implements EventHistory {
+        final EventHistory real;
         volatile boolean full;
 
-        FillableStore(EventStore real) {
+        FillableStore(EventHistory real) {
             this.real = real;
         }
 
         @Override
-        public long append(String topic, long seq, long ts, String key, byte[] data) {
+        public void append(String topic, long seq, long ts, String key, byte[] data) {
             if (full) {
                 throw new StorageFullException("no room on disk for the event");
             }
-            return real.append(topic, seq, ts, key, data);
+            real.append(topic, seq, ts, key, data);
         }
 
         @Override
-        public String epoch() {
-            return real.epoch();
+        public String epoch(String topic) {
+            return real.epoch(topic);
         }
 
         @Override
@@ -234,11 +237,6 @@ class PublisherTest {
         }
 
         @Override
-        public Map<String, Long> heads() {
-            return real.heads();
-        }
-
-        @Override
         public long findByIdempotencyKey(String topic, String key) {
             return real.findByIdempotencyKey(topic, key);
         }
@@ -246,16 +244,6 @@ class PublisherTest {
         @Override
         public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
             return real.read(topic, afterSeq, max, visitor);
-        }
-
-        @Override
-        public void enforceRetention() {
-            real.enforceRetention();
-        }
-
-        @Override
-        public long diskBytes() {
-            return real.diskBytes();
         }
 
         @Override
@@ -286,6 +274,36 @@ class PublisherTest {
             assertThat(metrics.scrape()).contains("push_store_refused_publishes_total 3.0");
         } finally {
             p.close();
+        }
+    }
+
+    @Test
+    void aSequencerThatAnswersLaterOnAnotherThreadNumbersEveryPublishInOrderOncePerBatch() throws Exception {
+        LocalSequencer counter = new LocalSequencer(store.heads());
+        ExecutorService remote = Executors.newSingleThreadExecutor();
+        List<Integer> reserved = new CopyOnWriteArrayList<>();
+        Sequencer oneRoundTripPerBatch = topics -> {
+            reserved.add(topics.size());
+            return CompletableFuture.supplyAsync(() -> {
+                LockSupport.parkNanos(5_000_000); // the round trip
+                return counter;
+            }, remote);
+        };
+        Publisher p = new Publisher(store, oneRoundTripPerBatch, hub, metrics, clock::currentTimeMillis, 4096);
+        try {
+            List<CompletableFuture<Publisher.Result>> sent = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                sent.add(p.publish("r", json(Integer.toString(i)), null));
+            }
+            for (int i = 0; i < sent.size(); i++) {
+                assertThat(await(sent.get(i))).isEqualTo(new Publisher.Result(i + 1, true));
+            }
+            assertThat(stored("r")).hasSize(200).containsEntry(200L, "199");
+            assertThat(reserved.stream().mapToInt(Integer::intValue).sum()).isEqualTo(200);
+            assertThat(reserved.size()).as("publishes queued during a round trip share the next one").isLessThan(200);
+        } finally {
+            p.close();
+            remote.shutdownNow();
         }
     }
 

@@ -1,4 +1,4 @@
-package io.pushd.server.topic;
+package io.pushd.server.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,0 +1,67 @@
+package io.pushd.server.history;
+
+import io.pushd.server.history.Publisher.Request;
+import io.pushd.server.history.Publisher.Result;
+import io.pushd.server.topic.TopicHub;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The second step of a publish: append to the history, sync the batch (group commit), fan out.
+ * The rule every live subscriber relies on lives here: an event is fanned out only after it was
+ * appended and synced, so a subscriber that registers meanwhile finds it in the history instead.
+ * Writer thread only.
+ */
+final class Apply {
+
+    private static final Logger log = LoggerFactory.getLogger(Apply.class);
+
+    private final EventHistory history;
+    private final TopicHub hub;
+    private final LongSupplier clock;
+
+    Apply(EventHistory history, TopicHub hub, LongSupplier clock) {
+        this.history = history;
+        this.hub = hub;
+        this.clock = clock;
+    }
+
+    /**
+     * Appends {@code r} as {@code seq}; when the history refuses it, gives the number back (a refused
+     * publish burns none) and rethrows.
+     */
+    void append(Request r, long seq, Sequencer.Numbers numbers, PublishBatch batch) {
+        long ts = clock.getAsLong();
+        try {
+            history.append(r.topic(), seq, ts, r.key(), r.data());
+        } catch (RuntimeException e) {
+            numbers.release(r.topic(), seq); // nothing was stored: the number is not used
+            throw e;
+        }
+        batch.appended(r, seq, ts);
+    }
+
+    /**
+     * Ends the batch: one sync if it appended anything (with fsync, one fsync for the whole batch:
+     * group commit), then the repeated keys are answered, then each appended event is acknowledged
+     * through {@code ingest} and fanned out.
+     */
+    void commit(PublishBatch batch, Ingest ingest) {
+        if (!batch.appended.isEmpty()) {
+            history.sync();
+        }
+        ingest.acknowledgeDuplicates(batch);
+        long appendedNanos = System.nanoTime();
+        for (int i = 0; i < batch.appended.size(); i++) {
+            Request r = batch.appended.get(i);
+            Result res = batch.results.get(i);
+            ingest.acknowledge(r, res, appendedNanos);
+            try {
+                hub.fanOut(r.topic(), res.seq(), batch.timestamps.get(i), r.data(), appendedNanos);
+            } catch (RuntimeException e) {
+                log.error("fan-out of topic {} failed", r.topic(), e);
+            }
+        }
+    }
+}

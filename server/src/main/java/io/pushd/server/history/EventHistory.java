@@ -1,0 +1,71 @@
+package io.pushd.server.history;
+
+import java.io.Closeable;
+
+/**
+ * The history of every topic: what the publisher appends to, and what subscriptions and the HTTP
+ * API read. Everything that names an event ({@code <epoch>-<seq>}) asks its epoch here, per topic.
+ *
+ * <p>The promises a caller relies on, whatever assigns the sequences:
+ * <ul>
+ *   <li><b>Dense per topic.</b> A topic's sequences start at 1 in its epoch and never repeat;
+ *       {@link #range} and {@link #read} never show a hole (see {@link TopicRange}). A history whose
+ *       events can arrive out of order (a shared sequencer whose broadcasts may be lost) holds back
+ *       what follows a hole until it has backfilled it.</li>
+ *   <li><b>An epoch names one history.</b> When a topic's history is lost (a new data directory,
+ *       history a shared store no longer has), its epoch changes, so no {@code <epoch>-<seq>} ever
+ *       names two events. The local store has one epoch for every topic; a shared one may keep
+ *       one per topic.</li>
+ *   <li><b>Visible means durable.</b> An event is visible to {@link #range} and {@link #read} only
+ *       once it is as durable as an acknowledgement promises (with fsync: after {@link #sync}).</li>
+ * </ul>
+ *
+ * <p>Threads: {@link #append} and {@link #sync} from the publisher's single writer thread;
+ * everything else from any thread. Implementations: {@code store.ChronicleEventStore} (one node,
+ * one Chronicle Queue).
+ */
+public interface EventHistory extends Closeable {
+
+    /** The epoch of {@code topic}'s history: the first part of every event ID of the topic. */
+    String epoch(String topic);
+
+    /**
+     * Appends one event whose sequence was assigned by the {@link Sequencer}: greater than the
+     * topic's head (a history that backfills may take it past a hole). Throws a
+     * {@code RuntimeException} when it was not stored; then nothing is visible and {@code seq} may
+     * be handed out again (the local store: {@code StorageFullException} for want of disk).
+     */
+    void append(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data);
+
+    /**
+     * Ends a batch of appends: with fsync on, forces them to stable storage (power-loss safe) and
+     * only then makes them visible to {@link #range} and {@link #read}, so no client ever sees an
+     * event a power loss could take back. Without fsync, appends are visible at once.
+     */
+    void sync();
+
+    /** Head and oldest kept sequence of a topic; {@link TopicRange#EMPTY} for a topic never written. */
+    TopicRange range(String topic);
+
+    /** The sequence an idempotency key was given within the dedupe window, or -1. */
+    long findByIdempotencyKey(String topic, String key);
+
+    /**
+     * Reads up to {@code max} kept events of {@code topic} with a sequence greater than
+     * {@code afterSeq}, in order and without a hole, and returns how many it passed to the visitor
+     * (possibly fewer than are kept: the caller reads again after the last one). The only way to
+     * read events: a history that fetches a range from elsewhere does so behind this call.
+     */
+    int read(String topic, long afterSeq, int max, EventVisitor visitor);
+
+    /** False while appends are refused (the local store: for want of disk space); reads still work. */
+    default boolean writable() {
+        return true;
+    }
+
+    /** Receives events read from the history; {@code data} is the compact JSON that was published. */
+    @FunctionalInterface
+    interface EventVisitor {
+        void accept(long seq, long timestampMillis, byte[] data);
+    }
+}

@@ -1,0 +1,42 @@
+package io.pushd.server.history;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Gives events their sequence numbers, one batch at a time: the publisher asks once per batch
+ * ({@link #reserve}), waits for the answer, and then takes the numbers one event at a time, in the
+ * batch's order, on its writer thread ({@link Numbers#next}). The local sequencer answers at once
+ * and counts in memory, so a batch costs it nothing more than the counting. A shared one (several
+ * nodes behind one balancer) answers after one round trip per batch, however many events it
+ * holds, with a block of numbers per topic; publishes queued meanwhile form the next batch, the
+ * way fsync's group commit gathers them.
+ */
+public interface Sequencer {
+
+    /**
+     * Gets the numbers of one batch ready. {@code topics} holds the topic of every publish of the
+     * batch that may need a number, in order (a topic once per such publish); the list is reused
+     * for the next batch, so read it before returning. Completes on any thread; a refusal of a topic (too many topics) surfaces from {@link Numbers#next}.
+     */
+    CompletionStage<Numbers> reserve(List<String> topics);
+
+    /**
+     * The numbers of one batch. Writer thread only, in the batch's order. A number must not be
+     * lost as a hole: one the batch does not take (a duplicate, a refused append) is handed out
+     * again. The local counter simply has not counted it; a shared sequencer that cannot take
+     * numbers back stores each event with its number in the same step (then it also dedupes, and
+     * the publisher may acknowledge as soon as it answered).
+     */
+    interface Numbers {
+
+        /** The next sequence of {@code topic}; throws {@link TopicLimitException} for a topic refused. */
+        long next(String topic);
+
+        /**
+         * The append of {@code seq}, the last number {@link #next} gave {@code topic}, failed: hand
+         * it out again, so a refused publish burns no number.
+         */
+        void release(String topic, long seq);
+    }
+}

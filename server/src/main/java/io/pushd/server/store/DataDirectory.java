@@ -1,0 +1,203 @@
+package io.pushd.server.store;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The files of a data directory besides the log: {@code epoch} (the history's name, written once),
+ * {@code running} (present while a server runs: {@code <boot id> <fsync>}), {@code heads.properties}
+ * (each topic's last sequence, written before log files are deleted so the sequence never goes
+ * back), and {@code log/} (the queue, read and written by the store). Small files are replaced
+ * atomically (temp file, fsync, rename, fsync of the directory).
+ */
+final class DataDirectory {
+
+    private static final Logger log = LoggerFactory.getLogger(DataDirectory.class);
+    static final String RUNNING_MARKER = "running";
+    private static final String EPOCH = "epoch";
+    private static final String HEADS = "heads.properties";
+    private static final Path BOOT_ID = Path.of("/proc/sys/kernel/random/boot_id");
+
+    private final Path dir;
+    private final String epoch;
+
+    /**
+     * Opens (creating if need be) the data directory: drops a history a reboot may have cut short,
+     * then reads or makes the epoch (a log without an epoch file is cleared).
+     */
+    DataDirectory(Path dir, boolean fsync) {
+        this.dir = dir;
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create data directory " + dir, e);
+        }
+        discardHistoryLostWithTheMachine(fsync);
+        this.epoch = loadOrCreateEpoch();
+    }
+
+    String epoch() {
+        return epoch;
+    }
+
+    Path logDir() {
+        return dir.resolve("log");
+    }
+
+    /**
+     * Without fsync, an OS crash or power loss can take back events that were acknowledged and
+     * seen by clients; the next run would hand their numbers out again under the same epoch, and
+     * a client resuming after such a number would silently miss the new events. So when the last
+     * run did not stop cleanly, ran without fsync, and the machine has booted since, the history
+     * is dropped and a new epoch starts: every client gets {@code reset}. A process crash on the
+     * same boot (kill -9, OOM) keeps the history: the page cache kept every write.
+     */
+    private void discardHistoryLostWithTheMachine(boolean fsyncNow) {
+        Path marker = dir.resolve(RUNNING_MARKER);
+        if (!Files.exists(marker)) {
+            return;
+        }
+        try {
+            String[] last = Files.readString(marker, StandardCharsets.US_ASCII).trim().split(" ");
+            boolean lastFsync = last.length > 1 && Boolean.parseBoolean(last[1]);
+            String boot = bootId();
+            if (!lastFsync && boot != null && !boot.equals(last[0])) {
+                log.warn("the last run on {} ran without fsync and did not stop before the machine restarted: "
+                        + "acknowledged events may be lost, so a new history (epoch) starts", dir);
+                Files.deleteIfExists(dir.resolve(EPOCH)); // loadOrCreateEpoch then clears the log
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("unreadable {}; keeping the history", marker, e);
+        }
+    }
+
+    /** Records that a server runs on this directory, on this boot, with or without fsync. */
+    void markRunning(boolean fsync) {
+        String boot = bootId();
+        try {
+            Files.writeString(dir.resolve(RUNNING_MARKER), (boot == null ? "unknown" : boot) + " " + fsync,
+                    StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            log.warn("could not write {}", dir.resolve(RUNNING_MARKER), e);
+        }
+    }
+
+    /** A clean stop: the next run keeps the history whatever happened to the machine. */
+    void markStopped() {
+        try {
+            Files.deleteIfExists(dir.resolve(RUNNING_MARKER));
+        } catch (IOException e) {
+            log.warn("could not remove {}", dir.resolve(RUNNING_MARKER), e);
+        }
+    }
+
+    /** This boot of the machine (Linux); null where unknown, which never discards history. */
+    private static String bootId() {
+        String forced = System.getProperty("push.bootId"); // tests simulate a reboot with it
+        if (forced != null) {
+            return forced;
+        }
+        try {
+            return Files.readString(BOOT_ID, StandardCharsets.US_ASCII).trim();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private String loadOrCreateEpoch() {
+        Path file = dir.resolve(EPOCH);
+        try {
+            if (Files.exists(file)) {
+                String e = Files.readString(file, StandardCharsets.US_ASCII).trim();
+                if (e.matches("[0-9a-z]{1,32}")) {
+                    return e;
+                }
+                throw new IllegalStateException("data directory " + dir + " has a corrupt epoch file");
+            }
+            if (Files.isDirectory(logDir())) {
+                // A log without its epoch is a history we cannot vouch for: start a new one.
+                log.warn("data directory {} has a log but no epoch file; starting a new history", dir);
+                try (Stream<Path> old = Files.list(logDir())) {
+                    for (Path p : (Iterable<Path>) old::iterator) {
+                        Files.delete(p);
+                    }
+                }
+                Files.deleteIfExists(dir.resolve(HEADS));
+            }
+            SecureRandom random = new SecureRandom();
+            String epoch = Long.toString(System.currentTimeMillis() / 1000, 36)
+                    + Long.toString(Math.floorMod(random.nextLong(), 36L * 36 * 36 * 36), 36);
+            writeAtomically(file, epoch.getBytes(StandardCharsets.US_ASCII));
+            return epoch;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read or create " + file, e);
+        }
+    }
+
+    /** The heads of the last checkpoint; empty when there is none. */
+    Map<String, Long> readHeads() {
+        Path file = dir.resolve(HEADS);
+        Map<String, Long> heads = new HashMap<>();
+        if (!Files.exists(file)) {
+            return heads;
+        }
+        Properties p = new Properties();
+        try (var in = Files.newInputStream(file)) {
+            p.load(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file, e);
+        }
+        for (String topic : p.stringPropertyNames()) {
+            heads.put(topic, Long.parseLong(p.getProperty(topic)));
+        }
+        return heads;
+    }
+
+    void writeHeads(Map<String, Long> heads) {
+        Properties p = new Properties();
+        heads.forEach((t, head) -> p.setProperty(t, Long.toString(head)));
+        try {
+            var out = new ByteArrayOutputStream();
+            p.store(out, "last sequence of each topic; written before log files are deleted");
+            writeAtomically(dir.resolve(HEADS), out.toByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write heads checkpoint", e);
+        }
+    }
+
+    /** Write to a temp file, fsync, rename over the target, fsync the directory. */
+    private void writeAtomically(Path target, byte[] content) throws IOException {
+        Path tmp = dir.resolve(target.getFileName() + ".tmp");
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            ch.write(ByteBuffer.wrap(content));
+            ch.force(true);
+        }
+        try {
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+        }
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException ignored) {
+            // some file systems cannot fsync a directory; the rename is still atomic
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package io.pushd.server.store;
+
+import io.pushd.server.history.EventHistory.EventVisitor;
+import java.util.concurrent.locks.Lock;
+import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.queue.ExcerptTailer;
+import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
+import net.openhft.chronicle.wire.DocumentContext;
+
+/**
+ * Reads event records from the queue, from any thread: each thread gets its own tailer and scratch
+ * arrays, so reads allocate little. Every read holds the store's file lock for reading, so
+ * retention never deletes a file under it.
+ */
+final class LogReader {
+
+    static final int READ_BATCH = 256;
+
+    /** Per-thread read state. */
+    private static final class ReadState {
+        final ExcerptTailer tailer;
+        final long[] seqs = new long[READ_BATCH];
+        final long[] positions = new long[READ_BATCH];
+        final EventRecord record = new EventRecord();
+
+        ReadState(ExcerptTailer tailer) {
+            this.tailer = tailer;
+        }
+    }
+
+    /** Receives every event of the log at start-up, with its position. */
+    @FunctionalInterface
+    interface RecoveryVisitor {
+        void accept(long position, EventRecord header);
+    }
+
+    private final SingleChronicleQueue queue;
+    private final Lock fileLock;
+    private final ThreadLocal<ReadState> readers;
+    private volatile boolean closed;
+
+    LogReader(SingleChronicleQueue queue, Lock fileReadLock) {
+        this.queue = queue;
+        this.fileLock = fileReadLock;
+        this.readers = ThreadLocal.withInitial(() -> {
+            ExcerptTailer t = queue.createTailer();
+            t.singleThreadedCheckDisabled(true);
+            return new ReadState(t);
+        });
+    }
+
+    /**
+     * Passes the kept events of {@code index} after {@code afterSeq} (at most {@code max}, and at
+     * most {@link #READ_BATCH}) to the visitor, in order; returns how many.
+     */
+    int read(String topic, TopicIndex index, long afterSeq, int max, EventVisitor visitor) {
+        ReadState rs = readers.get();
+        int n = index.positionsAfter(afterSeq, Math.min(max, READ_BATCH), rs.seqs, rs.positions);
+        int delivered = 0;
+        fileLock.lock();
+        try {
+            for (int i = 0; i < n; i++) {
+                if (closed || !rs.tailer.moveToIndex(rs.positions[i])) {
+                    break; // deleted by retention meanwhile; the caller sees the new oldest and resets
+                }
+                try (DocumentContext dc = rs.tailer.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        break;
+                    }
+                    Bytes<?> b = dc.wire().bytes();
+                    if (!rs.record.readHeader(b) || rs.record.seq != rs.seqs[i]) {
+                        throw new IllegalStateException("index of " + topic + " points at sequence "
+                                + rs.record.seq + " instead of " + rs.seqs[i]);
+                    }
+                    visitor.accept(rs.record.seq, rs.record.timestampMillis, EventRecord.readData(b));
+                    delivered++;
+                }
+            }
+        } finally {
+            fileLock.unlock();
+        }
+        return delivered;
+    }
+
+    /** Append time of the oldest event still in the log, or -1 when the log is empty. */
+    long oldestTimestampMillis() {
+        if (closed) {
+            return -1;
+        }
+        ReadState rs = readers.get();
+        fileLock.lock();
+        try {
+            rs.tailer.toStart();
+            try (DocumentContext dc = rs.tailer.readingDocument()) {
+                if (!dc.isPresent() || !rs.record.readHeader(dc.wire().bytes())) {
+                    return -1;
+                }
+                return rs.record.timestampMillis;
+            }
+        } finally {
+            fileLock.unlock();
+        }
+    }
+
+    /** Reads the whole log once, at start-up, before any other thread reads or writes. */
+    void scan(RecoveryVisitor visitor) {
+        EventRecord record = new EventRecord();
+        try (ExcerptTailer t = queue.createTailer()) {
+            t.toStart();
+            while (true) {
+                try (DocumentContext dc = t.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        break;
+                    }
+                    if (record.readHeader(dc.wire().bytes())) {
+                        visitor.accept(dc.index(), record);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Reads after this return nothing (called under the file write lock, before the queue closes). */
+    void close() {
+        closed = true;
+    }
+}
