@@ -70,4 +70,14 @@ class AuthConfigTest {
         assertThat(c.mode()).isEqualTo(AuthConfig.Mode.JWT);
         assertThat(AuthConfig.Jwt.defaults().withJwksUrl("http://localhost:8081/jwks").jwksUrl()).startsWith("http://");
     }
+
+    @Test
+    void theModeReadsAndWritesAsTheLowerCaseWordOfTheYamlFile() throws Exception {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        assertThat(json.readValue("\"jwt\"", AuthConfig.Mode.class)).isEqualTo(AuthConfig.Mode.JWT);
+        assertThat(json.readValue("\"none\"", AuthConfig.Mode.class)).isEqualTo(AuthConfig.Mode.NONE);
+        assertThat(json.writeValueAsString(AuthConfig.Mode.NONE)).isEqualTo("\"none\"");
+        assertThatThrownBy(() -> json.readValue("\"JWT\"", AuthConfig.Mode.class))
+                .isInstanceOf(com.fasterxml.jackson.databind.exc.InvalidFormatException.class);
+    }
 }
