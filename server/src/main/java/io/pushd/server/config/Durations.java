@@ -5,14 +5,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Durations in config files: {@code 250ms}, {@code 2s}, {@code 5m}, {@code 24h}, {@code 7d}, or ISO-8601. */
-final class Durations {
+public final class Durations {
 
     private static final Pattern SIMPLE = Pattern.compile("(\\d{1,12})(ms|s|m|h|d)");
 
     private Durations() {
     }
 
-    static Duration parse(String text) {
+    public static Duration parse(String text) {
         String t = text.trim();
         Matcher m = SIMPLE.matcher(t);
         if (m.matches()) {
@@ -32,7 +32,7 @@ final class Durations {
     }
 
     /** The shortest exact form, e.g. {@code 24h} or {@code 1500ms}. */
-    static String format(Duration d) {
+    public static String format(Duration d) {
         long ms = d.toMillis();
         if (ms != 0 && ms % 86_400_000L == 0) {
             return ms / 86_400_000L + "d";
