@@ -302,9 +302,8 @@ public final class StormCommand implements Callable<Integer> {
                 for (int code : c.closeCodesBetween(trigger, end)) {
                     codes.merge(code, 1, Integer::sum);
                 }
-                for (long at : c.closesBetween(trigger, trigger + nBins * BIN_MS * 1_000_000L,
-                        CloseCode.TRY_AGAIN_LATER.code())) {
-                    bins1013[(int) ((at - trigger) / 1_000_000 / BIN_MS)]++;
+                for (long at : c.closesBetween(trigger, end, CloseCode.TRY_AGAIN_LATER.code())) {
+                    bins1013[(int) ((at - trigger) / 1_000_000 / BIN_MS)]++; // the same closes as closes1013
                 }
                 if (back(c, trigger)) {
                     back++;
