@@ -103,11 +103,6 @@ public final class ClosedLoop {
         return firstFailure;
     }
 
-    /** Every publish answered: none is in flight any more. */
-    public boolean finished() {
-        return running.get() == 0;
-    }
-
     /** Send → 201, microseconds, since {@link #resetWindow()}. */
     public Histogram latency() {
         return latencyMicros.getIntervalHistogram();
