@@ -11,7 +11,10 @@ import picocli.CommandLine.Command;
  * {@code java -jar push-loadtest.jar <scenario> [options]}. Each scenario is one command class in
  * its own package; adding one is adding its class to {@code subcommands} below. Shared pieces:
  * {@link RunOptions}, {@code server.ServerOptions}, {@code fleet.FleetOptions} (mixins),
- * {@code publish.Publisher}, {@code report.ReportWriter}.
+ * {@code publish.TopicsApi} (the one HTTP client, over {@code publish.HttpPipeline}) with
+ * {@code publish.Publisher} (paced, exactly once) and {@code publish.ClosedLoop} (as fast as
+ * answered), and {@code report.Report} (checks and {@code report.Figure}s, written by
+ * {@code report.ReportWriter}).
  *
  * <p>Exit codes: 0 every check passed, 1 a check failed (or the run broke), 2 usage error.
  */

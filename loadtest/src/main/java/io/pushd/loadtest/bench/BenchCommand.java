@@ -1,21 +1,24 @@
 package io.pushd.loadtest.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pushd.client.ClientResources;
 import io.pushd.client.PushClient;
 import io.pushd.client.PushClientOptions;
 import io.pushd.client.PushListener;
+import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.Deadline;
 import io.pushd.loadtest.DurationConverter;
 import io.pushd.loadtest.OptionDefaults;
-import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.RunOptions;
-import io.pushd.loadtest.publish.Publisher;
+import io.pushd.loadtest.publish.ClosedLoop;
+import io.pushd.loadtest.publish.TopicsApi;
+import io.pushd.loadtest.publish.TopicsApi.TopicInfo;
+import io.pushd.loadtest.report.Figure;
+import io.pushd.loadtest.report.FigureTable;
 import io.pushd.loadtest.report.LatencySummary;
 import io.pushd.loadtest.report.Report;
 import io.pushd.loadtest.report.ReportedRun;
-import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.ProcessCpu;
 import io.pushd.loadtest.server.RestartMode;
 import io.pushd.loadtest.server.RestartTiming;
@@ -25,34 +28,23 @@ import io.pushd.protocol.EventId;
 import io.pushd.protocol.ResetReason;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.HdrHistogram.Histogram;
-import org.HdrHistogram.Recorder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -84,7 +76,9 @@ public final class BenchCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(BenchCommand.class);
     private static final Pattern RECOVERED = Pattern.compile("(\\d+) events recovered in (\\d+) ms");
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Requests pipelined per fill connection (the server queues at most 256). */
+    private static final int FILL_DEPTH = 64;
+    private static final String FILL_BODY = "{\"fill\":true,\"pad\":\"0123456789abcdef0123456789abcdef\"}";
 
     @Spec
     CommandSpec spec;
@@ -131,9 +125,6 @@ public final class BenchCommand implements Callable<Integer> {
     @Mixin
     RunOptions run;
 
-    private record FillResult(long failures, String firstFailure) {
-    }
-
     /** A fill of a million events takes minutes on a small machine: a longer overall bound. */
     public static final class Defaults extends OptionDefaults {
         public Defaults() {
@@ -171,12 +162,13 @@ public final class BenchCommand implements Callable<Integer> {
         private final PrintStream out;
         private final Report report;
         private final String runId = ReportedRun.newRunId();
-        private final List<List<Object>> figures = new ArrayList<>();
+        private final FigureTable figures;
 
         Run(String commandLine, PrintStream out) {
             this.out = out;
             this.report = new Report("bench", "Bench: publish rate, replay rate, start-up time"
                     + (fill > 0 ? String.format(Locale.ROOT, " with %,d kept events", fill) : ""), commandLine);
+            this.figures = report.figures("Figures", List.of("what", "value"), out);
         }
 
         boolean run() throws Exception {
@@ -188,103 +180,107 @@ public final class BenchCommand implements Callable<Integer> {
                     .setting("fill", fill)
                     .setting("fillTopics", fillTopics)
                     .setting("fillPublishers", fillPublishers), run, runId);
-            return ReportedRun.run(report, run, deadline, out, log, d -> {
-                try {
-                    execute(d);
-                } finally {
-                    // checks and tables are separate lists: adding the table before a failed check is the same report
-                    if (!figures.isEmpty()) {
-                        report.table(new Table("Figures", List.of("what", "value"), figures));
-                    }
-                }
-            });
-        }
-
-        private void figure(String what, Object value) {
-            figures.add(List.of(what, value));
-            out.println("  " + what + ": " + (value instanceof Double d ? String.format(Locale.ROOT, "%,.1f", d)
-                    : value));
+            return ReportedRun.run(report, run, deadline, out, log, this::execute);
         }
 
         private void execute(Deadline deadline) throws Exception {
-            List<String> benchTopics = Publisher.topicNames("bn-" + runId, topics);
+            List<String> benchTopics = TopicsApi.topicNames("bn-" + runId, topics);
+            // (a) is closed-loop: one connection per publisher, one request at a time on each
             try (ServerControl srv = server.open(run.reportDir(), deadline, true);
-                 Http http = new Http(srv.httpBase())) {
+                 TopicsApi api = new TopicsApi(srv.host(), srv.port(), publishers, 1, REQUEST_TIMEOUT)) {
                 report.setting("server", srv.describe());
                 out.println("server: " + srv.describe());
-
-                // ---- (a) publish rate
-                OptionalLong pid = ProcessCpu.childServerPid(srv);
-                out.printf(Locale.ROOT, "(a) %d closed-loop publishers on %d topics: %.1f s warm-up, %.1f s measured%n",
-                        publishers, topics, warmup.toMillis() / 1000.0, duration.toMillis() / 1000.0);
-                ClosedLoop a = new ClosedLoop(http, benchTopics, publishers, "a");
-                a.start();
-                deadline.sleep(warmup);
-                a.resetWindow();
-                Optional<ProcessCpu.Sample> cpu0 = ProcessCpu.Sample.of(pid);
-                long t0 = System.nanoTime();
-                deadline.sleep(duration);
-                long ackedInWindow = a.acked();
-                long t1 = System.nanoTime();
-                Optional<ProcessCpu.Sample> cpu1 = ProcessCpu.Sample.of(pid);
-                Histogram ackLatency = a.latency();
-                a.stopAndAwait(Duration.ofSeconds(15));
-                double windowS = (t1 - t0) / 1e9;
-                double publishPerS = ackedInWindow / windowS;
-                double serverCpu = ProcessCpu.Sample.percentOfOneCore(cpu0, cpu1);
-                LatencySummary ack = LatencySummary.of("(a) publish acknowledged (request sent → 201)", ackLatency, 1000);
-                report.latency(ack);
-                report.check("(a) every publish acknowledged with 201", a.failures() == 0 && a.acked() > 0,
-                        String.format(Locale.ROOT, "%,d acknowledged in all, %,d failed%s", a.totalAcked(), a.failures(),
-                                a.firstFailure() == null ? "" : "; first: " + a.firstFailure()));
-                figure("(a) acknowledged publishes/s", round1(publishPerS));
-                figure("(a) ack latency p50 / p99 ms", String.format(Locale.ROOT, "%.2f / %.2f", ack.p50Ms(), ack.p99Ms()));
-                figure("(a) server CPU, % of one core", serverCpu < 0 ? "n/a" : round1(serverCpu));
-                report.data().putObject("publish")
-                        .put("publishers", publishers)
-                        .put("windowSeconds", windowS)
-                        .put("acknowledgedInWindow", ackedInWindow)
-                        .put("acknowledgedPerSecond", publishPerS)
-                        .put("ackLatencyP50Ms", ack.p50Ms())
-                        .put("ackLatencyP90Ms", ack.p90Ms())
-                        .put("ackLatencyP99Ms", ack.p99Ms())
-                        .put("ackLatencyMaxMs", ack.maxMs())
-                        .put("failures", a.failures())
-                        .put("totalAcknowledged", a.totalAcked())
-                        .put("serverCpuPercentOfOneCore", serverCpu);
-
-                // ---- (b) replay rate to one client
-                String fullest = benchTopics.get(0);
-                long most = -1;
-                for (int i = 0; i < benchTopics.size(); i++) {
-                    if (a.perTopic(i) > most) {
-                        most = a.perTopic(i);
-                        fullest = benchTopics.get(i);
-                    }
-                }
-                TopicInfo before = http.topic(fullest);
-                if (replayEvents > before.kept()) {
-                    // a replay of a few hundred events measures the connect, not the replay
-                    long add = Math.min(replayEvents, 100_000) - before.kept();
-                    out.printf(Locale.ROOT, "(b) adding %,d events to %s for the replay%n", add, fullest);
-                    PipelinedFiller one = new PipelinedFiller(srv.host(), srv.port(), List.of(fullest), 8);
-                    one.fill(add, System.nanoTime() + deadline.remaining().toNanos());
-                    deadline.check("filling the replay topic");
-                }
-                TopicInfo info = http.topic(fullest);
+                ClosedLoop a = publishRate(srv, api, benchTopics, deadline);
+                TopicInfo info = replayTopic(srv, api, benchTopics, a, deadline);
                 replay(srv, info, deadline);
 
                 // ---- (c) start-up time with the kept events
                 long kept = 0;
                 for (String t : benchTopics) {
-                    kept += http.topic(t).kept();
+                    kept += api.topic(t).kept();
                 }
-                long fillAcked = 0;
-                if (fill > kept) {
-                    fillAcked = fillStore(srv, fill - kept, deadline);
+                long fillAcked = fill > kept ? fillStore(srv, fill - kept, deadline) : 0;
+                startup(srv, api, info, kept + fillAcked, deadline);
+            }
+        }
+
+        /** (a): closed-loop publishers, a warm-up, then the measured window. */
+        private ClosedLoop publishRate(ServerControl srv, TopicsApi api, List<String> benchTopics, Deadline deadline)
+                throws InterruptedException {
+            OptionalLong pid = ProcessCpu.childServerPid(srv);
+            out.printf(Locale.ROOT, "(a) %d closed-loop publishers on %d topics: %.1f s warm-up, %.1f s measured%n",
+                    publishers, topics, warmup.toMillis() / 1000.0, duration.toMillis() / 1000.0);
+            ClosedLoop a = new ClosedLoop(api, benchTopics, publishers,
+                    n -> "{\"n\":" + n + ",\"src\":\"a\",\"v\":\"abcdefghij\"}", Long.MAX_VALUE);
+            a.start();
+            deadline.sleep(warmup);
+            a.resetWindow();
+            Optional<ProcessCpu.Sample> cpu0 = ProcessCpu.Sample.of(pid);
+            long t0 = System.nanoTime();
+            deadline.sleep(duration);
+            long ackedInWindow = a.windowAcked();
+            long t1 = System.nanoTime();
+            Optional<ProcessCpu.Sample> cpu1 = ProcessCpu.Sample.of(pid);
+            LatencySummary ack = LatencySummary.of("(a) publish acknowledged (request sent → 201)", a.latency(), 1000);
+            a.stopAndAwait(Duration.ofSeconds(15));
+            double windowS = (t1 - t0) / 1e9;
+            double perS = ackedInWindow / windowS;
+            double cpu = ProcessCpu.Sample.percentOfOneCore(cpu0, cpu1);
+            report.latency(ack);
+            report.check("(a) every publish acknowledged with 201", a.failures() == 0 && ackedInWindow > 0,
+                    String.format(Locale.ROOT, "%,d acknowledged in all, %,d failed%s", a.acked(), a.failures(),
+                            a.firstFailure() == null ? "" : "; first: " + a.firstFailure()));
+            ObjectNode json = report.data().putObject("publish");
+            figures.row(json, Figure.label("(a) acknowledged publishes/s"),
+                            Figure.shown("acknowledgedPerSecond", perS, Figure.round1(perS)),
+                            Figure.json("publishers", publishers), Figure.json("windowSeconds", windowS),
+                            Figure.json("acknowledgedInWindow", ackedInWindow))
+                    .row(json, Figure.label("(a) ack latency p50 / p99 ms"),
+                            Figure.fmt("ackLatencyP50Ms", ack.p50Ms(), "%.2f"),
+                            Figure.fmt("ackLatencyP99Ms", ack.p99Ms(), "%.2f"),
+                            Figure.json("ackLatencyP90Ms", ack.p90Ms()), Figure.json("ackLatencyMaxMs", ack.maxMs()))
+                    .row(json, Figure.label("(a) server CPU, % of one core"),
+                            Figure.shown("serverCpuPercentOfOneCore", cpu, cpu < 0 ? "n/a" : Figure.round1(cpu)),
+                            Figure.json("failures", a.failures()), Figure.json("totalAcknowledged", a.acked()));
+            return a;
+        }
+
+        /** (b): the topic (a) wrote most to, topped up so that its replay measures more than the connect. */
+        private TopicInfo replayTopic(ServerControl srv, TopicsApi api, List<String> benchTopics, ClosedLoop a,
+                                      Deadline deadline) throws InterruptedException {
+            String fullest = benchTopics.get(0);
+            long most = -1;
+            for (int i = 0; i < benchTopics.size(); i++) {
+                if (a.perTopic(i) > most) {
+                    most = a.perTopic(i);
+                    fullest = benchTopics.get(i);
                 }
-                long expectedKept = kept + fillAcked;
-                startup(srv, http, info, expectedKept, deadline);
+            }
+            TopicInfo before = api.topic(fullest);
+            if (replayEvents > before.kept()) {
+                long add = Math.min(replayEvents, 100_000) - before.kept();
+                out.printf(Locale.ROOT, "(b) adding %,d events to %s for the replay%n", add, fullest);
+                fillLoop(srv, List.of(fullest), 8, add, deadline, false);
+                deadline.check("filling the replay topic");
+            }
+            return api.topic(fullest);
+        }
+
+        /** Publishes {@code n} events over {@code connections} pipelined connections; returns when all are answered. */
+        private ClosedLoop fillLoop(ServerControl srv, List<String> names, int connections, long n, Deadline deadline,
+                                    boolean showProgress) throws InterruptedException {
+            try (TopicsApi fillApi = new TopicsApi(srv.host(), srv.port(), connections, FILL_DEPTH, REQUEST_TIMEOUT)) {
+                ClosedLoop loop = new ClosedLoop(fillApi, names, connections * FILL_DEPTH, i -> FILL_BODY, n);
+                Thread progress = showProgress ? progress(loop, n) : null;
+                loop.start();
+                try {
+                    loop.awaitFinished(deadline.remaining());
+                } finally {
+                    if (progress != null) {
+                        progress.interrupt();
+                    }
+                }
+                return loop;
             }
         }
 
@@ -294,105 +290,104 @@ public final class BenchCommand implements Callable<Integer> {
                     info.topic(), info.oldest(), info.head());
             ReplayListener listener = new ReplayListener(info.oldest() == null ? 1 : info.oldest().seq(), expected);
             long start;
+            boolean done;
             try (ClientResources resources = ClientResources.create(1)) {
                 PushClientOptions options = PushClientOptions.builder(srv.host(), srv.port())
                         .topic(info.topic(), new EventId(info.epoch(), 0))
                         .build();
                 start = System.nanoTime();
                 PushClient client = resources.newClient(options, listener).start();
-                boolean done = listener.done.await(deadline.cap(replayTimeout).toMillis(), TimeUnit.MILLISECONDS);
+                done = listener.done.await(deadline.cap(replayTimeout).toMillis(), TimeUnit.MILLISECONDS);
                 client.close();
                 deadline.check("replaying");
-                double seconds = ((done ? listener.lastNanos : System.nanoTime()) - start) / 1e9;
-                double firstS = listener.firstNanos == 0 ? -1 : (listener.firstNanos - start) / 1e9;
-                double perS = listener.count.get() / seconds;
-                boolean ok = done && listener.count.get() == expected && listener.outOfOrder.get() == 0
-                        && listener.resets.get() == 0;
-                report.check("(b) replay delivered every kept event once, in order", ok, String.format(Locale.ROOT,
-                        "%,d of %,d events in %.3f s, %d out of order, %d resets%s", listener.count.get(), expected,
-                        seconds, listener.outOfOrder.get(), listener.resets.get(),
-                        listener.firstProblem == null ? "" : "; first: " + listener.firstProblem));
-                figure("(b) replay events/s (subscribe from <epoch>-0 to last kept event)", round1(perS));
-                figure("(b) replayed events / seconds", String.format(Locale.ROOT, "%,d / %.3f s (first event after %.3f s)",
-                        listener.count.get(), seconds, firstS));
-                report.data().putObject("replay")
-                        .put("topic", info.topic())
-                        .put("keptEvents", expected)
-                        .put("received", listener.count.get())
-                        .put("seconds", seconds)
-                        .put("firstEventSeconds", firstS)
-                        .put("eventsPerSecond", perS)
-                        .put("outOfOrder", listener.outOfOrder.get())
-                        .put("resets", listener.resets.get())
-                        .put("complete", ok);
             }
+            long count = listener.count.get();
+            double seconds = ((done ? listener.lastNanos : System.nanoTime()) - start) / 1e9;
+            double firstS = listener.firstNanos == 0 ? -1 : (listener.firstNanos - start) / 1e9;
+            double perS = count / seconds;
+            boolean ok = done && count == expected && listener.outOfOrder.get() == 0 && listener.resets.get() == 0;
+            report.check("(b) replay delivered every kept event once, in order", ok, String.format(Locale.ROOT,
+                    "%,d of %,d events in %.3f s, %d out of order, %d resets%s", count, expected,
+                    seconds, listener.outOfOrder.get(), listener.resets.get(),
+                    listener.firstProblem == null ? "" : "; first: " + listener.firstProblem));
+            ObjectNode json = report.data().putObject("replay").put("topic", info.topic());
+            figures.row(json, Figure.label("(b) replay events/s (subscribe from <epoch>-0 to last kept event)"),
+                            Figure.shown("eventsPerSecond", perS, Figure.round1(perS)),
+                            Figure.json("keptEvents", expected))
+                    .row(json, Figure.label("(b) replayed events / seconds"), Figure.fmt("received", count, "%,d"),
+                            Figure.shown("seconds", seconds, String.format(Locale.ROOT,
+                                    "%.3f s (first event after %.3f s)", seconds, firstS)),
+                            Figure.json("firstEventSeconds", firstS),
+                            Figure.json("outOfOrder", listener.outOfOrder.get()),
+                            Figure.json("resets", listener.resets.get()), Figure.json("complete", ok));
         }
 
         private long fillStore(ServerControl srv, long n, Deadline deadline) throws InterruptedException {
-            List<String> names = Publisher.topicNames("fill-" + runId, fillTopics);
+            List<String> names = TopicsApi.topicNames("fill-" + runId, fillTopics);
             out.printf(Locale.ROOT, "(c) filling %,d events over %,d topics with %d publishers%n", n, fillTopics,
                     fillPublishers);
-            PipelinedFiller filler = new PipelinedFiller(srv.host(), srv.port(), names, fillPublishers);
             long f0 = System.nanoTime();
-            Thread progress = new Thread(() -> {
+            ClosedLoop loop = fillLoop(srv, names, fillPublishers, n, deadline, true);
+            deadline.check("filling the store");
+            double s = (System.nanoTime() - f0) / 1e9;
+            long acked = loop.acked();
+            report.check("(c) fill: every publish acknowledged with 201", loop.failures() == 0 && acked >= n,
+                    String.format(Locale.ROOT, "%,d acknowledged (target %,d), %,d failed%s", acked, n,
+                            loop.failures(), loop.firstFailure() == null ? "" : "; first: " + loop.firstFailure()));
+            figures.row(report.data().putObject("fill"), Figure.label("(c) fill: events / seconds / events/s"),
+                    Figure.fmt("events", acked, "%,d"), Figure.json("topics", fillTopics),
+                    Figure.json("publishers", fillPublishers), Figure.fmt("seconds", s, "%.1f s"),
+                    Figure.fmt("eventsPerSecond", acked / s, "%,.0f"), Figure.json("failures", loop.failures()));
+            return acked;
+        }
+
+        /** Prints the fill's progress every 10 s until interrupted. */
+        private Thread progress(ClosedLoop acked, long n) {
+            long f0 = System.nanoTime();
+            Thread t = new Thread(() -> {
                 try {
                     while (!Thread.currentThread().isInterrupted()) {
                         Thread.sleep(10_000);
-                        out.printf(Locale.ROOT, "  %,d / %,d (%.0f/s)%n", filler.acked(), n,
-                                filler.acked() / ((System.nanoTime() - f0) / 1e9));
+                        out.printf(Locale.ROOT, "  %,d / %,d (%.0f/s)%n", acked.acked(), n,
+                                acked.acked() / ((System.nanoTime() - f0) / 1e9));
                     }
                 } catch (InterruptedException done) {
                     // fill finished
                 }
             }, "fill-progress");
-            progress.setDaemon(true);
-            progress.start();
-            filler.fill(n, System.nanoTime() + deadline.remaining().toNanos());
-            progress.interrupt();
-            deadline.check("filling the store");
-            double s = (System.nanoTime() - f0) / 1e9;
-            long acked = filler.acked();
-            FillResult fillLoop = new FillResult(filler.failed(), filler.firstFailure());
-            report.check("(c) fill: every publish acknowledged with 201", fillLoop.failures() == 0 && acked >= n,
-                    String.format(Locale.ROOT, "%,d acknowledged (target %,d), %,d failed%s", acked, n,
-                            fillLoop.failures(), fillLoop.firstFailure() == null ? "" : "; first: "
-                                    + fillLoop.firstFailure()));
-            figure("(c) fill: events / seconds / events/s", String.format(Locale.ROOT, "%,d / %.1f s / %,.0f", acked, s,
-                    acked / s));
-            report.data().putObject("fill").put("events", acked).put("topics", fillTopics)
-                    .put("publishers", fillPublishers).put("seconds", s).put("eventsPerSecond", acked / s)
-                    .put("failures", fillLoop.failures());
-            return acked;
+            t.setDaemon(true);
+            t.start();
+            return t;
         }
 
-        private void startup(ServerControl srv, Http http, TopicInfo before, long expectedKept, Deadline deadline)
+        private void startup(ServerControl srv, TopicsApi api, TopicInfo before, long expectedKept, Deadline deadline)
                 throws Exception {
             out.printf(Locale.ROOT, "(c) SIGTERM and start again on the same data (~%,d kept events)%n", expectedKept);
             RestartTiming t = srv.restart(RestartMode.GRACEFUL, deadline);
             double startToReadyMs = t.stoppedNanos() < 0 ? -1 : (t.readyNanos() - t.stoppedNanos()) / 1e6;
             long[] recovered = recoveredLine(deadline);
-            TopicInfo after = http.topic(before.topic());
-            boolean same = after.epoch().equals(before.epoch()) && java.util.Objects.equals(after.head(), before.head());
+            TopicInfo after = api.topic(before.topic());
+            boolean same = after.epoch().equals(before.epoch()) && Objects.equals(after.head(), before.head());
             report.check("(c) restarted server has the same epoch and head", same,
                     before.topic() + ": " + before.head() + " before, " + after.head() + " after");
-            boolean recoveredOk = recovered[0] >= 0 && recovered[0] >= expectedKept;
-            report.check("(c) server recovered every kept event", recoveredOk, recovered[0] < 0
+            report.check("(c) server recovered every kept event", recovered[0] >= expectedKept, recovered[0] < 0
                     ? "no \"events recovered\" line in the server log"
                     : String.format(Locale.ROOT, "%,d recovered, %,d expected at least", recovered[0], expectedKept));
             report.check("(c) drained server exited 0", t.exitCode() == 0 || t.exitCode() == -1,
                     String.format(Locale.ROOT, "exit %d %.1f s after SIGTERM", t.exitCode(), t.stoppedAfterMs() / 1000));
-            figure("(c) kept events at the restart", recovered[0] >= 0 ? recovered[0] : expectedKept);
-            figure("(c) start-up: process start → /readyz 200, ms", startToReadyMs < 0 ? "n/a" : round1(startToReadyMs));
-            figure("(c) server log: events recovered in ms", recovered[0] < 0 ? "n/a"
-                    : String.format(Locale.ROOT, "%,d events recovered in %,d ms", recovered[0], recovered[1]));
-            figure("(c) graceful stop (SIGTERM → exit), ms", round1(t.stoppedAfterMs()));
-            report.data().putObject("startup")
-                    .put("expectedKeptEvents", expectedKept)
-                    .put("recoveredEvents", recovered[0])
-                    .put("recoveredInMs", recovered[1])
-                    .put("processStartToReadyMs", startToReadyMs)
-                    .put("stopMs", t.stoppedAfterMs())
-                    .put("exitCode", t.exitCode());
+            ObjectNode json = report.data().putObject("startup");
+            figures.row(json, Figure.label("(c) kept events at the restart"),
+                            Figure.shown("expectedKeptEvents", expectedKept, recovered[0] >= 0 ? recovered[0] : expectedKept))
+                    .row(json, Figure.label("(c) start-up: process start → /readyz 200, ms"),
+                            Figure.shown("processStartToReadyMs", startToReadyMs,
+                                    startToReadyMs < 0 ? "n/a" : Figure.round1(startToReadyMs)))
+                    .row(json, Figure.label("(c) server log: events recovered in ms"),
+                            Figure.json("recoveredEvents", recovered[0]),
+                            Figure.shown("recoveredInMs", recovered[1], recovered[0] < 0 ? "n/a" : String.format(
+                                    Locale.ROOT, "%,d events recovered in %,d ms", recovered[0], recovered[1])))
+                    .row(json, Figure.label("(c) graceful stop (SIGTERM → exit), ms"),
+                            Figure.shown("stopMs", t.stoppedAfterMs(), Figure.round1(t.stoppedAfterMs())),
+                            Figure.json("exitCode", t.exitCode()));
             report.note("(c) process start → /readyz 200 includes JVM start and the index rebuild; /readyz is polled "
                     + "every 50 ms. \"recovered in M ms\" is the server's own figure from its log (after JVM start).");
         }
@@ -477,172 +472,4 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    /** {@code GET /v1/topics/{topic}}. */
-    record TopicInfo(String topic, String epoch, EventId head, EventId oldest) {
-        long kept() {
-            return head == null || oldest == null ? 0 : head.seq() - oldest.seq() + 1;
-        }
-    }
-
-    /** One JDK HTTP client (HTTP/1.1, keep-alive) on two threads: the load test must leave the cores to the server. */
-    static final class Http implements AutoCloseable {
-        final URI base;
-        final ExecutorService executor = Executors.newFixedThreadPool(2, r -> {
-            Thread t = new Thread(r, "push-bench-http");
-            t.setDaemon(true);
-            return t;
-        });
-        final HttpClient client;
-
-        Http(URI base) {
-            this.base = base;
-            this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                    .connectTimeout(Duration.ofSeconds(2)).executor(executor).build();
-        }
-
-        HttpRequest publish(String topic, String body) {
-            return HttpRequest.newBuilder(base.resolve("/v1/topics/" + URLEncoder.encode(topic, StandardCharsets.UTF_8)
-                            + "/events"))
-                    .timeout(REQUEST_TIMEOUT)
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body))
-                    .build();
-        }
-
-        TopicInfo topic(String topic) throws InterruptedException {
-            HttpRequest req = HttpRequest.newBuilder(base.resolve("/v1/topics/"
-                    + URLEncoder.encode(topic, StandardCharsets.UTF_8))).timeout(REQUEST_TIMEOUT).GET().build();
-            try {
-                HttpResponse<String> r = client.send(req, HttpResponse.BodyHandlers.ofString());
-                if (r.statusCode() != 200) {
-                    throw new IllegalStateException("GET /v1/topics/" + topic + ": " + r.statusCode() + " " + r.body());
-                }
-                JsonNode j = JSON.readTree(r.body());
-                return new TopicInfo(topic, j.get("epoch").asText(), id(j.get("head")), id(j.get("oldest")));
-            } catch (IOException e) {
-                throw new IllegalStateException("GET /v1/topics/" + topic + ": " + e, e);
-            }
-        }
-
-        private static EventId id(JsonNode n) {
-            return n == null || n.isNull() ? null : EventId.parse(n.asText());
-        }
-
-        @Override
-        public void close() {
-            executor.shutdownNow();
-        }
-    }
-
-    /**
-     * {@code concurrency} publishers, each sending its next event as soon as the previous one was
-     * answered, round robin over the topics, until stopped or {@code limit} events were sent.
-     */
-    static final class ClosedLoop {
-        private final Http http;
-        private final List<String> topics;
-        private final int concurrency;
-        private final String tag;
-        private final AtomicLong sequence = new AtomicLong();
-        private final AtomicLong acked = new AtomicLong();
-        private final AtomicLong windowAcked = new AtomicLong();
-        private final AtomicLong failures = new AtomicLong();
-        private final AtomicLongArray perTopic;
-        private final AtomicInteger running = new AtomicInteger();
-        private final Recorder latencyMicros = new Recorder(3);
-        private volatile boolean stopped;
-        private volatile long limit = Long.MAX_VALUE;
-        private volatile String firstFailure;
-
-        ClosedLoop(Http http, List<String> topics, int concurrency, String tag) {
-            this.http = http;
-            this.topics = List.copyOf(topics);
-            this.concurrency = concurrency;
-            this.tag = tag;
-            this.perTopic = new AtomicLongArray(topics.size());
-        }
-
-        void limit(long n) {
-            limit = n;
-        }
-
-        void start() {
-            for (int i = 0; i < concurrency; i++) {
-                running.incrementAndGet();
-                next();
-            }
-        }
-
-        private void next() {
-            long n = sequence.getAndIncrement();
-            if (stopped || n >= limit) {
-                running.decrementAndGet();
-                return;
-            }
-            int ti = (int) (n % topics.size());
-            String body = "{\"n\":" + n + ",\"src\":\"" + tag + "\",\"v\":\"abcdefghij\"}";
-            long t0 = System.nanoTime();
-            http.client.sendAsync(http.publish(topics.get(ti), body), HttpResponse.BodyHandlers.ofString())
-                    .whenComplete((r, err) -> {
-                        if (err == null && r.statusCode() == 201) {
-                            latencyMicros.recordValue(Math.max(0, (System.nanoTime() - t0) / 1_000));
-                            acked.incrementAndGet();
-                            windowAcked.incrementAndGet();
-                            perTopic.incrementAndGet(ti);
-                        } else {
-                            failures.incrementAndGet();
-                            if (firstFailure == null) {
-                                firstFailure = err != null ? err.toString() : r.statusCode() + " " + r.body();
-                            }
-                        }
-                        next();
-                    });
-        }
-
-        /** Starts the measured window: counters and latencies from now on. */
-        void resetWindow() {
-            windowAcked.set(0);
-            latencyMicros.reset();
-        }
-
-        long acked() {
-            return windowAcked.get();
-        }
-
-        long totalAcked() {
-            return acked.get();
-        }
-
-        long perTopic(int i) {
-            return perTopic.get(i);
-        }
-
-        long failures() {
-            return failures.get();
-        }
-
-        String firstFailure() {
-            return firstFailure;
-        }
-
-        boolean finished() {
-            return running.get() == 0;
-        }
-
-        Histogram latency() {
-            return latencyMicros.getIntervalHistogram();
-        }
-
-        void stopAndAwait(Duration timeout) throws InterruptedException {
-            stopped = true;
-            long end = System.nanoTime() + timeout.toNanos();
-            while (running.get() > 0 && System.nanoTime() - end < 0) {
-                Thread.sleep(10);
-            }
-        }
-    }
-
-    private static double round1(double v) {
-        return Math.round(v * 10) / 10.0;
-    }
 }

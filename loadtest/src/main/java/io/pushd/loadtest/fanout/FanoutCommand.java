@@ -11,18 +11,18 @@ import io.pushd.loadtest.fleet.FleetAudit;
 import io.pushd.loadtest.fleet.FleetOptions;
 import io.pushd.loadtest.fleet.FleetSpec;
 import io.pushd.loadtest.publish.Publisher;
-import io.pushd.loadtest.publish.PublishStats;
+import io.pushd.loadtest.publish.TopicsApi;
+import io.pushd.loadtest.report.Figure;
 import io.pushd.loadtest.report.LatencySummary;
 import io.pushd.loadtest.report.Report;
 import io.pushd.loadtest.report.ReportedRun;
-import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.ProcessCpu;
 import io.pushd.loadtest.server.ServerControl;
 import io.pushd.loadtest.server.ServerOptions;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pushd.protocol.EventId;
 import java.io.PrintStream;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -149,14 +149,15 @@ public final class FanoutCommand implements Callable<Integer> {
         }
 
         private void execute(Deadline deadline) throws Exception {
-            List<String> topics = Publisher.topicNames("fo-" + runId, f.topics());
+            List<String> topics = TopicsApi.topicNames("fo-" + runId, f.topics());
             try (ServerControl srv = server.open(run.reportDir(), deadline, false)) {
                 report.setting("server", srv.describe());
                 out.println("server: " + srv.describe());
                 OptionalLong serverPid = ProcessCpu.childServerPid(srv);
                 long c0 = System.nanoTime();
                 try (ClientFleet clients = ClientFleet.start(f, srv.host(), srv.port(), topics, deadline);
-                     Publisher publisher = new Publisher(srv.httpBase(), topics, rate, "fo-" + runId,
+                     TopicsApi api = Publisher.api(srv.host(), srv.port());
+                     Publisher publisher = new Publisher(api, topics, rate, "fo-" + runId,
                              PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                     report.setting("clientTransport", clients.transport());
                     ClientFleet.Connected connected = clients.awaitConnected(c0, CONNECT_TIMEOUT, deadline, f.topics(),
@@ -164,113 +165,107 @@ public final class FanoutCommand implements Callable<Integer> {
                     if (!connected.all()) {
                         return;
                     }
-                    double connectS = connected.seconds();
-                    long connectsBefore = clients.records().stream().mapToLong(c -> c.client().connects()).sum();
-
-                    // Warm-up events carry "steady":false and land in the other recorder: not measured.
-                    publisher.disturbed(true);
-                    publisher.start();
-                    deadline.sleep(warmup);
-                    clients.deliveryLatencyMicros(true).reset();
-                    publisher.disturbed(false);
-                    long d0 = deliveries(clients);
-                    Optional<ProcessCpu.Sample> cpu0 = ProcessCpu.Sample.of(serverPid);
-                    Optional<ProcessCpu.Sample> own0 = ProcessCpu.Sample.of(OptionalLong.of(ProcessHandle.current().pid()));
-                    long issued0 = publisher.issued();
-                    long t0 = System.nanoTime();
-                    out.printf(Locale.ROOT, "warm-up done; measuring for %.1f s%n", duration.toMillis() / 1000.0);
-                    deadline.sleep(duration);
-                    long t1 = System.nanoTime();
-                    long d1 = deliveries(clients);
-                    Optional<ProcessCpu.Sample> cpu1 = ProcessCpu.Sample.of(serverPid);
-                    Optional<ProcessCpu.Sample> own1 = ProcessCpu.Sample.of(OptionalLong.of(ProcessHandle.current().pid()));
-                    long issued1 = publisher.issued();
-                    publisher.stop();
+                    long connectsBefore = connects(clients);
+                    Window w = measure(clients, publisher, serverPid, deadline);
                     boolean settled = publisher.awaitSettled(SETTLE_TIMEOUT, deadline);
                     deadline.check("waiting for the last publishes");
-
-                    Map<String, EventId> heads = new LinkedHashMap<>();
-                    for (String t : topics) {
-                        heads.put(t, head(publisher, t, deadline));
-                    }
+                    Map<String, EventId> heads = api.heads(topics, 30, Duration.ofMillis(500), deadline);
                     long k0 = System.nanoTime();
                     List<ClientRecord> behind = clients.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())),
                             catchUpTimeout, deadline);
                     deadline.check("waiting for the subscribers to catch up");
                     double catchUpS = (System.nanoTime() - k0) / 1e9;
-                    long connectsAfter = clients.records().stream().mapToLong(c -> c.client().connects()).sum();
-
-                    double windowS = (t1 - t0) / 1e9;
-                    double deliveriesPerS = (d1 - d0) / windowS;
-                    double publishedPerS = (issued1 - issued0) / windowS;
-                    double expectedPerS = rate * f.clients() / f.topics();
-                    double serverCpu = ProcessCpu.Sample.percentOfOneCore(cpu0, cpu1);
-                    double ownCpu = ProcessCpu.Sample.percentOfOneCore(own0, own1);
-
-                    // Each subscriber expects one event every topics/rate seconds: that is the interval
-                    // a stalled delivery would have hidden samples at (HdrHistogram's CO correction).
-                    long expectedIntervalMicros = Math.max(1, Math.round(1e6 * f.topics() / rate));
-                    Histogram raw = clients.deliveryLatencyMicros(true).getIntervalHistogram();
-                    Histogram co = coCorrected(raw, expectedIntervalMicros);
-                    LatencySummary latency = LatencySummary.of("publish → deliver, CO-corrected (interval "
-                            + expectedIntervalMicros / 1000.0 + " ms)", co, 1000);
-                    LatencySummary latencyRaw = LatencySummary.of("publish → deliver, as measured", raw, 1000);
-                    report.latency(latency).latency(latencyRaw);
-
-                    PublishStats ps = publisher.stats();
-                    boolean allAcked = ps.gaveUp() == 0 && ps.rejected() == 0 && ps.skipped() == 0 && settled;
-                    report.check("every publish acknowledged", allAcked, String.format(Locale.ROOT,
-                            "%,d issued, %,d acknowledged, %,d retries, %,d gave up, %,d rejected, %,d skipped",
-                            ps.issued(), ps.acknowledged(), ps.retries(), ps.gaveUp(), ps.rejected(), ps.skipped()));
-                    report.check("every subscriber caught up", behind.isEmpty(), behind.isEmpty()
-                            ? String.format(Locale.ROOT, "all at the head %.1f s after the last publish was answered",
-                            catchUpS)
-                            : behind.size() + " behind after " + catchUpTimeout.toSeconds() + " s, e.g. client "
-                            + behind.get(0).index() + " at seq " + behind.get(0).lastSeq() + ", head "
-                            + heads.get(behind.get(0).topic()));
-                    FleetAudit.Result audit = FleetAudit.verify(clients.records(), heads, report);
-                    report.check("no reconnects during the run", connectsAfter == connectsBefore,
-                            (connectsAfter - connectsBefore) + " reconnects");
-
-                    var fig = report.data().putObject("fanout");
-                    fig.put("windowSeconds", windowS)
-                            .put("publishedPerSecond", publishedPerS)
-                            .put("deliveriesPerSecond", deliveriesPerS)
-                            .put("expectedDeliveriesPerSecond", expectedPerS)
-                            .put("deliveriesInWindow", d1 - d0)
-                            .put("serverCpuPercentOfOneCore", serverCpu)
-                            .put("loadGeneratorCpuPercentOfOneCore", ownCpu)
-                            .put("serverPid", serverPid.isPresent() ? serverPid.getAsLong() : -1)
-                            .put("expectedIntervalMicros", expectedIntervalMicros)
-                            .put("catchUpSeconds", catchUpS)
-                            .put("connectSeconds", connectS)
-                            .put("totalDeliveries", audit.deliveries());
-                    putLatency(fig.putObject("latencyMs"), latency);
-                    putLatency(fig.putObject("latencyUncorrectedMs"), latencyRaw);
-                    var pub = report.data().putObject("publisher");
-                    pub.put("issued", ps.issued()).put("acknowledged", ps.acknowledged()).put("retries", ps.retries())
-                            .put("gaveUp", ps.gaveUp()).put("rejected", ps.rejected()).put("skipped", ps.skipped());
-
-                    report.table(new Table("Fan-out figures (measured window)", List.of("what", "value"), List.of(
-                            List.of("published events/s", round1(publishedPerS)),
-                            List.of("deliveries/s (client side)", round1(deliveriesPerS)),
-                            List.of("expected deliveries/s (rate × subscribers / topics)", round1(expectedPerS)),
-                            List.of("server CPU, % of one core", cpuText(serverCpu)),
-                            List.of("load generator CPU (this JVM), % of one core", cpuText(ownCpu)),
-                            List.of("latency p50 / p90 / p99 / p99.9 / max ms (CO-corrected)", String.format(Locale.ROOT,
-                                    "%.2f / %.2f / %.2f / %.2f / %.2f", latency.p50Ms(), latency.p90Ms(),
-                                    latency.p99Ms(), latency.p999Ms(), latency.maxMs())),
-                            List.of("catch-up after the last publish, s", round1(catchUpS)))));
-                    report.note("Client-side deliveries and latencies are measured in the load-test JVM, which shares "
-                            + "the machine's cores with the server: on a small machine the clients' JSON parsing is a "
-                            + "large part of the cost.");
+                    check(clients, publisher, heads, behind, catchUpS, connectsBefore, settled);
+                    figures(clients, w, serverPid, connected.seconds(), catchUpS);
                     publisher.problems().forEach(p -> report.note("publisher: " + p));
-                    out.printf(Locale.ROOT, "deliveries %.0f/s (expected %.0f/s), server CPU %s of one core, latency "
-                                    + "p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms%n", deliveriesPerS, expectedPerS,
-                            cpuText(serverCpu), latency.p50Ms(), latency.p99Ms(), latency.p999Ms(), latency.maxMs());
                 }
             }
         }
+
+        /** Warm-up (its events carry "steady":false and land in the other recorder), then the measured window. */
+        private Window measure(ClientFleet clients, Publisher publisher, OptionalLong serverPid, Deadline deadline)
+                throws InterruptedException {
+            publisher.disturbed(true);
+            publisher.start();
+            deadline.sleep(warmup);
+            clients.deliveryLatencyMicros(true).reset();
+            publisher.disturbed(false);
+            OptionalLong own = OptionalLong.of(ProcessHandle.current().pid());
+            long d0 = deliveries(clients);
+            Optional<ProcessCpu.Sample> cpu0 = ProcessCpu.Sample.of(serverPid);
+            Optional<ProcessCpu.Sample> own0 = ProcessCpu.Sample.of(own);
+            long issued0 = publisher.issued();
+            long t0 = System.nanoTime();
+            out.printf(Locale.ROOT, "warm-up done; measuring for %.1f s%n", duration.toMillis() / 1000.0);
+            deadline.sleep(duration);
+            long t1 = System.nanoTime();
+            long d1 = deliveries(clients);
+            Optional<ProcessCpu.Sample> cpu1 = ProcessCpu.Sample.of(serverPid);
+            Optional<ProcessCpu.Sample> own1 = ProcessCpu.Sample.of(own);
+            long issued1 = publisher.issued();
+            publisher.stop();
+            return new Window((t1 - t0) / 1e9, d1 - d0, issued1 - issued0,
+                    ProcessCpu.Sample.percentOfOneCore(cpu0, cpu1), ProcessCpu.Sample.percentOfOneCore(own0, own1));
+        }
+
+        private void check(ClientFleet clients, Publisher publisher, Map<String, EventId> heads,
+                           List<ClientRecord> behind, double catchUpS, long connectsBefore, boolean settled) {
+            publisher.stats().report(report);
+            report.check("every subscriber caught up", behind.isEmpty(), behind.isEmpty()
+                    ? String.format(Locale.ROOT, "all at the head %.1f s after the last publish was answered", catchUpS)
+                    : behind.size() + " behind after " + catchUpTimeout.toSeconds() + " s, e.g. client "
+                    + behind.get(0).index() + " at seq " + behind.get(0).lastSeq() + ", head "
+                    + heads.get(behind.get(0).topic()));
+            FleetAudit.verify(clients.records(), heads, report);
+            long connectsAfter = connects(clients);
+            report.check("no reconnects during the run", connectsAfter == connectsBefore,
+                    (connectsAfter - connectsBefore) + " reconnects");
+        }
+
+        private void figures(ClientFleet clients, Window w, OptionalLong serverPid, double connectS, double catchUpS) {
+            // Each subscriber expects one event every topics/rate seconds: that is the interval
+            // a stalled delivery would have hidden samples at (HdrHistogram's CO correction).
+            long expectedIntervalMicros = Math.max(1, Math.round(1e6 * f.topics() / rate));
+            Histogram raw = clients.deliveryLatencyMicros(true).getIntervalHistogram();
+            LatencySummary latency = LatencySummary.of("publish → deliver, CO-corrected (interval "
+                    + expectedIntervalMicros / 1000.0 + " ms)", coCorrected(raw, expectedIntervalMicros), 1000);
+            LatencySummary latencyRaw = LatencySummary.of("publish → deliver, as measured", raw, 1000);
+            report.latency(latency).latency(latencyRaw);
+            double expectedPerS = rate * f.clients() / f.topics();
+            ObjectNode json = report.data().putObject("fanout");
+            report.figures("Fan-out figures (measured window)", List.of("what", "value"), out)
+                    .row(json, Figure.label("published events/s"),
+                            Figure.shown("publishedPerSecond", w.published() / w.seconds(),
+                                    Figure.round1(w.published() / w.seconds())), Figure.json("windowSeconds", w.seconds()))
+                    .row(json, Figure.label("deliveries/s (client side)"),
+                            Figure.shown("deliveriesPerSecond", w.deliveries() / w.seconds(),
+                                    Figure.round1(w.deliveries() / w.seconds())),
+                            Figure.json("deliveriesInWindow", w.deliveries()))
+                    .row(json, Figure.label("expected deliveries/s (rate × subscribers / topics)"),
+                            Figure.shown("expectedDeliveriesPerSecond", expectedPerS, Figure.round1(expectedPerS)))
+                    .row(json, Figure.label("server CPU, % of one core"),
+                            Figure.shown("serverCpuPercentOfOneCore", w.serverCpu(), cpuText(w.serverCpu())),
+                            Figure.json("serverPid", serverPid.isPresent() ? serverPid.getAsLong() : -1))
+                    .row(json, Figure.label("load generator CPU (this JVM), % of one core"),
+                            Figure.shown("loadGeneratorCpuPercentOfOneCore", w.ownCpu(), cpuText(w.ownCpu())))
+                    .row(json.putObject("latencyMs"), Figure.label("latency p50 / p90 / p99 / p99.9 / max ms (CO-corrected)"),
+                            Figure.json("count", latency.count()), Figure.fmt("p50", latency.p50Ms(), "%.2f"),
+                            Figure.fmt("p90", latency.p90Ms(), "%.2f"), Figure.fmt("p99", latency.p99Ms(), "%.2f"),
+                            Figure.fmt("p999", latency.p999Ms(), "%.2f"), Figure.fmt("max", latency.maxMs(), "%.2f"))
+                    .row(json, Figure.label("catch-up after the last publish, s"),
+                            Figure.shown("catchUpSeconds", catchUpS, Figure.round1(catchUpS)),
+                            Figure.json("expectedIntervalMicros", expectedIntervalMicros),
+                            Figure.json("connectSeconds", connectS),
+                            Figure.json("totalDeliveries", deliveries(clients)));
+            latencyRaw.toJson(json.putObject("latencyUncorrectedMs"));
+            report.note("Client-side deliveries and latencies are measured in the load-test JVM, which shares "
+                    + "the machine's cores with the server: on a small machine the clients' JSON parsing is a "
+                    + "large part of the cost.");
+        }
+    }
+
+    /** What the measured window saw: seconds, deliveries, publishes issued, CPU % of one core (-1: unknown). */
+    private record Window(double seconds, long deliveries, long published, double serverCpu, double ownCpu) {
     }
 
     /**
@@ -282,20 +277,8 @@ public final class FanoutCommand implements Callable<Integer> {
         return raw.copyCorrectedForCoordinatedOmission(expectedIntervalMicros);
     }
 
-    /** The topic's head; retried, since a saturated server may answer a GET slowly. */
-    private static EventId head(Publisher publisher, String topic, Deadline deadline) throws InterruptedException {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return publisher.head(topic);
-            } catch (IllegalStateException e) {
-                deadline.check("reading the topic heads");
-                if (attempt >= 30) {
-                    throw e;
-                }
-                log.info("retrying GET /v1/topics/{}: {}", topic, e.getMessage());
-                Thread.sleep(500);
-            }
-        }
+    private static long connects(ClientFleet clients) {
+        return clients.records().stream().mapToLong(c -> c.client().connects()).sum();
     }
 
     private static long deliveries(ClientFleet clients) {
@@ -306,17 +289,8 @@ public final class FanoutCommand implements Callable<Integer> {
         return n;
     }
 
-    static void putLatency(com.fasterxml.jackson.databind.node.ObjectNode o, LatencySummary l) {
-        o.put("count", l.count()).put("p50", l.p50Ms()).put("p90", l.p90Ms()).put("p99", l.p99Ms())
-                .put("p999", l.p999Ms()).put("max", l.maxMs());
-    }
-
     private static String cpuText(double pct) {
         return pct < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f %%", pct);
-    }
-
-    private static double round1(double v) {
-        return Math.round(v * 10) / 10.0;
     }
 
     private static String fmt(double v) {

@@ -188,6 +188,17 @@ public final class ClientRecord implements PushListener {
         return hints;
     }
 
+    /** When the connections that ended with {@code code} in {@code [fromNanos, toNanos)} ended. */
+    public List<Long> closesBetween(long fromNanos, long toNanos, int code) {
+        List<Long> out = new ArrayList<>();
+        for (long[] d : disconnects) {
+            if (d[0] - fromNanos >= 0 && d[0] - toNanos < 0 && d[1] == code) {
+                out.add(d[0]);
+            }
+        }
+        return out;
+    }
+
     /** Close codes of connections that ended in {@code [fromNanos, toNanos)}. */
     public List<Integer> closeCodesBetween(long fromNanos, long toNanos) {
         List<Integer> out = new ArrayList<>();

@@ -1,22 +1,16 @@
 package io.pushd.loadtest.publish;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.pushd.loadtest.Deadline;
 import io.pushd.protocol.EventId;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -25,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Recorder;
 
 /**
- * Publishes at a fixed rate through the HTTP API, round robin over the topics, and retries every
+ * Publishes at a fixed rate through the {@link TopicsApi}, round robin over the topics, and retries every
  * publish with the same {@code Idempotency-Key} until it is acknowledged (bounded by
  * {@code maxRetryTime}). That is what makes the acknowledged IDs a complete record: a publish
  * stored just before a crash, whose answer was lost, is answered 200 with its original ID by the
@@ -38,17 +32,19 @@ import org.HdrHistogram.Recorder;
 public final class Publisher implements AutoCloseable {
 
     private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
+    /** Connections opened as they are needed: one while the server keeps up, more during a backlog. */
+    private static final int CONNECTIONS = 16;
+    /** Requests pipelined on one connection before the next one is used (the server takes one publish at a time). */
+    private static final int DEPTH = 4;
     private static final long MIN_RETRY_MS = 50;
     private static final long MAX_RETRY_MS = 1_000;
 
-    private final URI base;
+    private final TopicsApi api;
     private final List<String> topics;
     private final double ratePerSecond;
     private final String keyPrefix;
     private final long maxRetryNanos;
     private final int maxInFlight;
-    private final HttpClient http;
-    private final ExecutorService httpExecutor;
     private final ScheduledExecutorService scheduler;
     private final ObjectMapper json = new ObjectMapper();
     private final Map<String, List<EventId>> acked = new LinkedHashMap<>();
@@ -72,13 +68,9 @@ public final class Publisher implements AutoCloseable {
     private long startNanos;
     private long scheduled;
 
-    /** {@code count} topic names {@code <prefix>-0 .. <prefix>-(count-1)}. */
-    public static List<String> topicNames(String prefix, int count) {
-        List<String> names = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            names.add(prefix + "-" + i);
-        }
-        return names;
+    /** The topics API a publisher of the server at {@code host:port} sends through. */
+    public static TopicsApi api(String host, int port) {
+        return new TopicsApi(host, port, CONNECTIONS, DEPTH, REQUEST_TIMEOUT);
     }
 
     /**
@@ -86,23 +78,17 @@ public final class Publisher implements AutoCloseable {
      * @param maxRetryTime a publish not acknowledged this long after its first attempt is abandoned
      * @param maxInFlight  publishes waiting for an answer or a retry; above it new ones are skipped
      */
-    public Publisher(URI base, List<String> topics, double ratePerSecond, String keyPrefix, Duration maxRetryTime,
+    public Publisher(TopicsApi api, List<String> topics, double ratePerSecond, String keyPrefix, Duration maxRetryTime,
                      int maxInFlight) {
-        this.base = base;
+        this.api = api;
         this.topics = List.copyOf(topics);
         this.ratePerSecond = ratePerSecond;
         this.keyPrefix = keyPrefix;
         this.maxRetryNanos = maxRetryTime.toNanos();
         this.maxInFlight = maxInFlight;
         topics.forEach(t -> acked.put(t, new ArrayList<>()));
-        // Few threads on purpose: the load test must not compete with the server for the cores.
-        this.httpExecutor = Executors.newFixedThreadPool(2, daemon("push-loadtest-http"));
+        // One thread on purpose: the load test must not compete with the server for the cores.
         this.scheduler = Executors.newSingleThreadScheduledExecutor(daemon("push-loadtest-publisher"));
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(2))
-                .executor(httpExecutor)
-                .build();
     }
 
     /** Starts publishing at the configured rate. */
@@ -140,7 +126,7 @@ public final class Publisher implements AutoCloseable {
 
     public PublishStats stats() {
         return new PublishStats(issued.get(), created.get(), deduplicated.get(), retries.get(), refused503.get(),
-                ioErrors.get(), gaveUp.get(), rejected.get(), skipped.get());
+                ioErrors.get(), gaveUp.get(), rejected.get(), skipped.get(), inFlight.get());
     }
 
     /** Per topic, every ID the server acknowledged, in the order the answers arrived. */
@@ -173,22 +159,6 @@ public final class Publisher implements AutoCloseable {
         }
     }
 
-    /** The topic's head now, from {@code GET /v1/topics/{topic}} (null: never written). */
-    public EventId head(String topic) throws InterruptedException {
-        HttpRequest req = HttpRequest.newBuilder(base.resolve("/v1/topics/" + encode(topic)))
-                .timeout(REQUEST_TIMEOUT).GET().build();
-        try {
-            HttpResponse<String> r = http.send(req, HttpResponse.BodyHandlers.ofString());
-            if (r.statusCode() != 200) {
-                throw new IllegalStateException("GET /v1/topics/" + topic + ": " + r.statusCode() + " " + r.body());
-            }
-            JsonNode head = json.readTree(r.body()).get("head");
-            return head == null || head.isNull() ? null : EventId.parse(head.asText());
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("GET /v1/topics/" + topic + ": " + e, e);
-        }
-    }
-
     private void tick() {
         if (!running) {
             return;
@@ -204,20 +174,14 @@ public final class Publisher implements AutoCloseable {
             inFlight.incrementAndGet();
             String topic = topics.get((int) (n % topics.size()));
             boolean steady = !disturbed;
-            Attempt a = new Attempt(topic, keyPrefix + "-" + n, "{\"n\":" + n + ",\"sentNanos\":" + System.nanoTime()
-                    + ",\"steady\":" + steady + "}", System.nanoTime(), steady);
+            Attempt a = new Attempt(topic, keyPrefix + "-" + n, ("{\"n\":" + n + ",\"sentNanos\":" + System.nanoTime()
+                    + ",\"steady\":" + steady + "}").getBytes(StandardCharsets.UTF_8), System.nanoTime(), steady);
             send(a);
         }
     }
 
     private void send(Attempt a) {
-        HttpRequest req = HttpRequest.newBuilder(base.resolve("/v1/topics/" + encode(a.topic) + "/events"))
-                .timeout(REQUEST_TIMEOUT)
-                .header("Content-Type", "application/json")
-                .header("Idempotency-Key", a.key)
-                .POST(HttpRequest.BodyPublishers.ofString(a.body))
-                .build();
-        http.sendAsync(req, HttpResponse.BodyHandlers.ofString()).whenComplete((r, err) -> {
+        api.publish(a.topic, a.key, a.body).whenComplete((r, err) -> {
             try {
                 answered(a, r, err);
             } catch (RuntimeException e) {
@@ -228,13 +192,13 @@ public final class Publisher implements AutoCloseable {
         });
     }
 
-    private void answered(Attempt a, HttpResponse<String> r, Throwable err) {
+    private void answered(Attempt a, HttpPipeline.Answer r, Throwable err) {
         if (err != null) {
             ioErrors.incrementAndGet();
             retry(a, -1);
             return;
         }
-        int status = r.statusCode();
+        int status = r.status();
         if (status == 200 || status == 201) {
             EventId id = parseId(r.body());
             synchronized (acked) {
@@ -247,7 +211,7 @@ public final class Publisher implements AutoCloseable {
             if (status == 503) {
                 refused503.incrementAndGet();
             }
-            long hintMs = r.headers().firstValueAsLong("Retry-After").orElse(-1) * 1_000;
+            long hintMs = r.retryAfterSeconds() * 1_000;
             retry(a, hintMs);
         } else {
             rejected.incrementAndGet();
@@ -272,7 +236,7 @@ public final class Publisher implements AutoCloseable {
         delay = delay / 2 + ThreadLocalRandom.current().nextLong(delay / 2 + 1);
         try {
             scheduler.schedule(() -> send(a), delay, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
+        } catch (RejectedExecutionException closed) {
             gaveUp.incrementAndGet();
             finish();
         }
@@ -298,10 +262,6 @@ public final class Publisher implements AutoCloseable {
         }
     }
 
-    private static String encode(String topic) {
-        return URLEncoder.encode(topic, StandardCharsets.UTF_8);
-    }
-
     private static java.util.concurrent.ThreadFactory daemon(String name) {
         AtomicInteger n = new AtomicInteger();
         return r -> {
@@ -311,24 +271,23 @@ public final class Publisher implements AutoCloseable {
         };
     }
 
-    /** Stops the timers and the HTTP threads; publishes still in flight are abandoned. */
+    /** Stops the timers; publishes still in flight are abandoned (the {@link TopicsApi} is the caller's). */
     @Override
     public void close() {
         running = false;
         scheduler.shutdownNow();
-        httpExecutor.shutdownNow();
     }
 
     /** One publish across its attempts: the key and body never change. */
     private static final class Attempt {
         final String topic;
         final String key;
-        final String body;
+        final byte[] body;
         final long firstNanos;
         final boolean steady;
         volatile int attempts;
 
-        Attempt(String topic, String key, String body, long firstNanos, boolean steady) {
+        Attempt(String topic, String key, byte[] body, long firstNanos, boolean steady) {
             this.steady = steady;
             this.topic = topic;
             this.key = key;

@@ -2,6 +2,7 @@ package io.pushd.loadtest.report;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintStream;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,8 +12,8 @@ import java.util.Map;
 
 /**
  * The outcome of one run, independent of the scenario: its settings, the checks (the run passes
- * only when every check passes), latency percentiles, tables, charts and scenario-specific raw data
- * for {@code report.json}. Written by {@link ReportWriter}. Not thread-safe: filled by the
+ * only when every check passes), latency percentiles, tables of {@link Figure}s, charts and
+ * scenario-specific raw data for {@code report.json}. Written by {@link ReportWriter}. Not thread-safe: filled by the
  * scenario thread.
  */
 public final class Report {
@@ -26,7 +27,7 @@ public final class Report {
     private final Map<String, Object> settings = new LinkedHashMap<>();
     private final List<Check> checks = new ArrayList<>();
     private final List<LatencySummary> latencies = new ArrayList<>();
-    private final List<Table> tables = new ArrayList<>();
+    private final List<FigureTable> tables = new ArrayList<>();
     private final List<BarChart> charts = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
     private final ObjectNode data = JsonNodeFactory.instance.objectNode();
@@ -52,9 +53,14 @@ public final class Report {
         return this;
     }
 
-    public Report table(Table table) {
-        tables.add(table);
-        return this;
+    /**
+     * A new table of figures, shown in report.html (once it has a row) in the order the tables were
+     * made; each row is also printed to {@code out} as it is added.
+     */
+    public FigureTable figures(String title, List<String> headers, PrintStream out) {
+        FigureTable t = new FigureTable(title, headers, out);
+        tables.add(t);
+        return t;
     }
 
     public Report chart(BarChart chart) {
@@ -114,7 +120,7 @@ public final class Report {
         return Collections.unmodifiableList(latencies);
     }
 
-    public List<Table> tables() {
+    public List<FigureTable> tables() {
         return Collections.unmodifiableList(tables);
     }
 

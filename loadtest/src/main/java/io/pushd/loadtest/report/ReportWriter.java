@@ -96,57 +96,24 @@ public final class ReportWriter {
 
         static String render(Report r) {
             StringBuilder h = new StringBuilder(16_384);
-            h.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>")
-                    .append(esc(r.title())).append("</title><style>").append(CSS).append("</style></head><body>\n");
-            h.append("<h1>").append(esc(r.title())).append("</h1>\n<p><span class=\"verdict ")
-                    .append(r.passed() ? "pass\">PASSED" : "fail\">FAILED").append("</span> ")
-                    .append(esc(r.started().toString())).append(", ")
-                    .append(String.format(Locale.ROOT, "%.1f s", r.durationMillis() / 1000.0)).append("</p>\n");
-            h.append("<p><code>").append(esc(r.commandLine())).append("</code></p>\n");
-
-            h.append("<h2>Checks</h2>\n<table><tr><th>Check</th><th>Result</th><th>Detail</th></tr>\n");
-            for (Check c : r.checks()) {
-                h.append("<tr><td>").append(esc(c.name())).append("</td><td class=\"")
-                        .append(c.passed() ? "ok\">pass" : "bad\">FAIL").append("</td><td>")
-                        .append(esc(c.detail())).append("</td></tr>\n");
-            }
-            h.append("</table>\n");
-
-            for (Table t : r.tables()) {
-                h.append("<h2>").append(esc(t.title())).append("</h2>\n<table><tr>");
-                t.headers().forEach(x -> h.append("<th>").append(esc(x)).append("</th>"));
-                h.append("</tr>\n");
-                for (List<Object> row : t.rows()) {
-                    h.append("<tr>");
-                    for (Object cell : row) {
-                        boolean num = cell instanceof Number;
-                        h.append(num ? "<td class=\"num\">" : "<td>").append(esc(format(cell))).append("</td>");
-                    }
-                    h.append("</tr>\n");
+            header(h, r);
+            checks(h, r);
+            for (FigureTable t : r.tables()) {
+                if (!t.rows().isEmpty()) {
+                    table(h, t.title(), t.headers(), t.rows());
                 }
-                h.append("</table>\n");
             }
-
             if (!r.charts().isEmpty()) {
                 h.append("<h2>Charts</h2>\n");
                 for (BarChart c : r.charts()) {
                     h.append(Svg.barChart(c)).append('\n');
                 }
             }
-
             if (!r.latencies().isEmpty()) {
-                h.append("<h2>Latency</h2>\n<table><tr><th>What</th><th>n</th><th>p50 ms</th><th>p90 ms</th>"
-                        + "<th>p99 ms</th><th>p99.9 ms</th><th>max ms</th></tr>\n");
-                for (LatencySummary l : r.latencies()) {
-                    h.append("<tr><td>").append(esc(l.name())).append("</td>");
-                    for (Object v : new Object[] {l.count(), l.p50Ms(), l.p90Ms(), l.p99Ms(), l.p999Ms(), l.maxMs()}) {
-                        h.append("<td class=\"num\">").append(esc(format(v))).append("</td>");
-                    }
-                    h.append("</tr>\n");
-                }
-                h.append("</table>\n");
+                table(h, "Latency", List.of("What", "n", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"),
+                        r.latencies().stream().map(l -> List.<Object>of(l.name(), l.count(), l.p50Ms(), l.p90Ms(),
+                                l.p99Ms(), l.p999Ms(), l.maxMs())).toList());
             }
-
             h.append("<h2>Settings</h2>\n<table>\n");
             r.settings().forEach((k, v) -> h.append("<tr><th>").append(esc(k)).append("</th><td>")
                     .append(esc(format(v))).append("</td></tr>\n"));
@@ -158,6 +125,42 @@ public final class ReportWriter {
             }
             h.append("<p style=\"color:#888\">Raw numbers: report.json next to this file.</p>\n</body></html>\n");
             return h.toString();
+        }
+
+        private static void header(StringBuilder h, Report r) {
+            h.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>")
+                    .append(esc(r.title())).append("</title><style>").append(CSS).append("</style></head><body>\n");
+            h.append("<h1>").append(esc(r.title())).append("</h1>\n<p><span class=\"verdict ")
+                    .append(r.passed() ? "pass\">PASSED" : "fail\">FAILED").append("</span> ")
+                    .append(esc(r.started().toString())).append(", ")
+                    .append(String.format(Locale.ROOT, "%.1f s", r.durationMillis() / 1000.0)).append("</p>\n");
+            h.append("<p><code>").append(esc(r.commandLine())).append("</code></p>\n");
+        }
+
+        private static void checks(StringBuilder h, Report r) {
+            h.append("<h2>Checks</h2>\n<table><tr><th>Check</th><th>Result</th><th>Detail</th></tr>\n");
+            for (Check c : r.checks()) {
+                h.append("<tr><td>").append(esc(c.name())).append("</td><td class=\"")
+                        .append(c.passed() ? "ok\">pass" : "bad\">FAIL").append("</td><td>")
+                        .append(esc(c.detail())).append("</td></tr>\n");
+            }
+            h.append("</table>\n");
+        }
+
+        /** A titled table; numbers right-aligned. */
+        private static void table(StringBuilder h, String title, List<String> headers, List<List<Object>> rows) {
+            h.append("<h2>").append(esc(title)).append("</h2>\n<table><tr>");
+            headers.forEach(x -> h.append("<th>").append(esc(x)).append("</th>"));
+            h.append("</tr>\n");
+            for (List<Object> row : rows) {
+                h.append("<tr>");
+                for (Object cell : row) {
+                    boolean num = cell instanceof Number;
+                    h.append(num ? "<td class=\"num\">" : "<td>").append(esc(format(cell))).append("</td>");
+                }
+                h.append("</tr>\n");
+            }
+            h.append("</table>\n");
         }
 
         static String format(Object v) {

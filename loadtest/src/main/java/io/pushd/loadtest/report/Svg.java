@@ -36,7 +36,16 @@ final class Svg {
         s.append("<title>").append(ReportWriter.Html.esc(c.title())).append("</title>\n");
         s.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"18\" font-size=\"13\" font-weight=\"600\">%s</text>%n",
                 LEFT, ReportWriter.Html.esc(c.title())));
-        // y axis: 0, max/2, max
+        yAxis(s, max, plotH, c.yLabel());
+        bars(s, c, max, plotH, xPerMs);
+        xAxis(s, c.binMillis(), spanMs, plotH, plotW, xPerMs);
+        markers(s, c.markers(), plotH, xPerMs);
+        s.append("</svg>");
+        return s.toString();
+    }
+
+    /** Grid lines and labels at 0, max/2 and max. */
+    private static void yAxis(StringBuilder s, int max, double plotH, String label) {
         for (int i = 0; i <= 2; i++) {
             int v = max * i / 2;
             double y = TOP + plotH - plotH * v / max;
@@ -47,8 +56,11 @@ final class Svg {
         }
         s.append(String.format(Locale.ROOT,
                 "<text x=\"12\" y=\"%.1f\" transform=\"rotate(-90 12 %.1f)\" text-anchor=\"middle\">%s</text>%n",
-                TOP + plotH / 2, TOP + plotH / 2, ReportWriter.Html.esc(c.yLabel())));
-        // bars
+                TOP + plotH / 2, TOP + plotH / 2, ReportWriter.Html.esc(label)));
+    }
+
+    private static void bars(StringBuilder s, BarChart c, int max, double plotH, double xPerMs) {
+        int[] counts = c.counts();
         double barW = Math.max(1, c.binMillis() * xPerMs - 1);
         for (int i = 0; i < counts.length; i++) {
             if (counts[i] == 0) {
@@ -60,7 +72,11 @@ final class Svg {
                     LEFT + i * c.binMillis() * xPerMs, TOP + plotH - h, barW, h,
                     i * c.binMillis() / 1000.0, (i + 1) * c.binMillis() / 1000.0, counts[i]));
         }
-        // x axis with a tick per second (or coarser for long spans)
+    }
+
+    /** The time axis, a tick per second (or coarser for long spans). */
+    private static void xAxis(StringBuilder s, int binMillis, double spanMs, double plotH, double plotW,
+                              double xPerMs) {
         double axisY = TOP + plotH;
         s.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#444\"/>%n",
                 LEFT, axisY, WIDTH - RIGHT, axisY));
@@ -73,17 +89,19 @@ final class Svg {
                     x, axisY, x, axisY + 4, x, axisY + 16, sec));
         }
         s.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">seconds after the trigger"
-                + " (bins of %d ms)</text>%n", LEFT + plotW / 2, HEIGHT - 6, c.binMillis()));
-        // markers
+                + " (bins of %d ms)</text>%n", LEFT + plotW / 2, HEIGHT - 6, binMillis));
+    }
+
+    private static void markers(StringBuilder s, java.util.List<BarChart.Marker> markers, double plotH,
+                                double xPerMs) {
+        double axisY = TOP + plotH;
         int row = 0;
-        for (BarChart.Marker m : c.markers()) {
+        for (BarChart.Marker m : markers) {
             double x = LEFT + m.atMillis() * xPerMs;
             s.append(String.format(Locale.ROOT,
                     "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e53935\" stroke-dasharray=\"4 3\"/>"
                             + "<text x=\"%.1f\" y=\"%d\" fill=\"#e53935\">%s</text>%n",
                     x, TOP, x, axisY, x + 3, TOP + 10 + 12 * (row++ % 3), ReportWriter.Html.esc(m.label())));
         }
-        s.append("</svg>");
-        return s.toString();
     }
 }

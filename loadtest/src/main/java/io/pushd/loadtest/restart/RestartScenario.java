@@ -6,12 +6,15 @@ import io.pushd.loadtest.fleet.ClientFleet;
 import io.pushd.loadtest.fleet.ClientRecord;
 import io.pushd.loadtest.fleet.FleetAudit;
 import io.pushd.loadtest.fleet.FleetSpec;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pushd.loadtest.publish.Publisher;
+import io.pushd.loadtest.publish.TopicsApi;
 import io.pushd.loadtest.report.BarChart;
+import io.pushd.loadtest.report.Figure;
+import io.pushd.loadtest.report.FigureTable;
 import io.pushd.loadtest.report.LatencySummary;
 import io.pushd.loadtest.report.Report;
 import io.pushd.loadtest.report.ReportedRun;
-import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.RestartMode;
 import io.pushd.loadtest.server.RestartTiming;
 import io.pushd.loadtest.server.ServerControl;
@@ -20,7 +23,6 @@ import io.pushd.protocol.EventId;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -90,12 +92,13 @@ final class RestartScenario {
 
     private void execute(Deadline deadline) throws Exception {
         FleetSpec f = plan.fleet();
-        List<String> topics = Publisher.topicNames("lt-" + runId, f.topics()); // fresh: nobody else publishes to them
+        List<String> topics = TopicsApi.topicNames("lt-" + runId, f.topics()); // fresh: nobody else publishes to them
         try (ServerControl server = serverOptions.open(run.reportDir(), deadline, true)) {
             report.setting("server", server.describe());
             out.println("server: " + server.describe());
             try (ClientFleet fleet = ClientFleet.start(f, server.host(), server.port(), topics, deadline);
-                 Publisher publisher = new Publisher(server.httpBase(), topics, plan.rate(), "lt-" + runId,
+                 TopicsApi api = Publisher.api(server.host(), server.port());
+                 Publisher publisher = new Publisher(api, topics, plan.rate(), "lt-" + runId,
                          PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                 report.setting("clientTransport", fleet.transport());
                 long t0 = System.nanoTime();
@@ -103,164 +106,137 @@ final class RestartScenario {
                         "all clients connected and subscribed", "clients", "topics").all()) {
                     return;
                 }
-
                 publisher.start();
                 deadline.sleep(plan.steady());
-                List<RestartTiming> timings = new ArrayList<>();
-                List<ReconnectStats> waves = new ArrayList<>();
+                FigureTable restarts = report.figures("Restarts (times in seconds after the trigger)", List.of("#",
+                        "mode", "exit", "old gone", "new ready", "reconnected", "first", "last", "first→last", "p50",
+                        "p99", "max in 1 s", "close codes seen"), out);
+                var restartsJson = report.data().putArray("restarts");
                 for (int i = 0; i < plan.modes().size(); i++) {
-                    RestartMode mode = plan.modes().get(i);
-                    out.printf(Locale.ROOT, "restart %d (%s): %s; %d events published so far%n", i + 1, mode.label(),
-                            mode == RestartMode.GRACEFUL ? "SIGTERM" : "SIGKILL", publisher.issued());
-                    publisher.disturbed(true);
-                    RestartTiming timing = server.restart(mode, deadline);
-                    timings.add(timing);
-                    long trigger = timing.triggeredNanos();
-                    List<ClientRecord> missing = fleet.await(c -> c.firstConnectAfter(trigger) != ClientRecord.NONE,
-                            plan.reconnectTimeout(), deadline);
-                    long[] firsts = fleet.records().stream().mapToLong(c -> c.firstConnectAfter(trigger)).toArray();
-                    ReconnectStats stats = ReconnectStats.of(trigger, firsts);
-                    waves.add(stats);
-                    out.printf(Locale.ROOT, "  server ready after %.1f s; %d/%d reconnected, first %.1f s, last %.1f s, "
-                                    + "max %d in 1 s%n", timing.readyAfterMs() / 1000, stats.reconnected(),
-                            stats.clients(), stats.firstMs() / 1000, stats.lastMs() / 1000, stats.maxInAnySecond());
-                    publisher.disturbed(false);
-                    if (!missing.isEmpty()) {
-                        log.warn("{} clients did not reconnect within {}", missing.size(), plan.reconnectTimeout());
-                    }
-                    deadline.sleep(plan.steady());
+                    restart(i, server, fleet, publisher, deadline, restarts, restartsJson.addObject());
                 }
-                reconnectChecks(fleet, timings, waves);
-
                 publisher.stop();
                 boolean settled = publisher.awaitSettled(SETTLE_TIMEOUT, deadline);
                 deadline.check("waiting for the last publishes");
                 out.printf(Locale.ROOT, "published %d events; %s%n", publisher.issued(),
                         settled ? "all answered" : publisher.inFlight() + " still unanswered");
-
-                Map<String, EventId> heads = new LinkedHashMap<>();
-                for (String t : topics) {
-                    heads.put(t, publisher.head(t));
-                }
-                long c0 = System.nanoTime();
-                List<ClientRecord> behind = fleet.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())), plan.catchUpTimeout(),
-                        deadline);
-                deadline.check("waiting for the clients to catch up");
-                report.check("every client caught up", behind.isEmpty(), behind.isEmpty()
-                        ? String.format(Locale.ROOT, "all %d clients at their topic's head %.1f s after the last "
-                        + "publish was answered", f.clients(), (System.nanoTime() - c0) / 1e9)
-                        : behind.size() + " clients behind after " + plan.catchUpTimeout().toSeconds() + " s, e.g. client "
-                        + behind.get(0).index() + " at seq " + behind.get(0).lastSeq() + ", head "
-                        + heads.get(behind.get(0).topic()));
-
+                Map<String, EventId> heads = api.heads(topics, 1, Duration.ZERO, deadline);
+                awaitCaughtUp(fleet, heads, deadline);
                 EventAudit.verify(fleet.records(), heads, publisher.acknowledged(), publisher.stats(), report);
-                publisherData(publisher);
-                // "steady": published while every client was connected; "restart": from the trigger
-                // until every client was back (includes the down time and the clients' backoff).
-                report.latency(LatencySummary.of("delivery, steady (publish sent → client got it)",
-                        fleet.deliveryLatencyMicros(true).getIntervalHistogram(), 1000));
-                report.latency(LatencySummary.of("delivery, published during a restart",
-                        fleet.deliveryLatencyMicros(false).getIntervalHistogram(), 1000));
-                report.latency(LatencySummary.of("publish acknowledged, steady (first attempt → 200/201)",
-                        publisher.ackLatencyMicros(true).getIntervalHistogram(), 1000));
-                report.latency(LatencySummary.of("publish acknowledged, during a restart (incl. retries)",
-                        publisher.ackLatencyMicros(false).getIntervalHistogram(), 1000));
+                latencies(fleet, publisher);
                 publisher.problems().forEach(p -> report.note("publisher: " + p));
                 out.println("closing the clients and stopping the server");
             }
         }
     }
 
-    private void reconnectChecks(ClientFleet fleet, List<RestartTiming> timings, List<ReconnectStats> waves) {
-        var restartsJson = report.data().putArray("restarts");
-        List<List<Object>> rows = new ArrayList<>();
-        for (int i = 0; i < timings.size(); i++) {
-            RestartTiming t = timings.get(i);
-            ReconnectStats s = waves.get(i);
-            String name = "restart " + (i + 1) + " (" + t.mode().label() + ")";
-            long windowEnd = i + 1 < timings.size() ? timings.get(i + 1).triggeredNanos() : System.nanoTime();
-            Map<Integer, Integer> closeCodes = new TreeMap<>();
-            for (ClientRecord c : fleet.records()) {
-                for (int code : c.closeCodesBetween(t.triggeredNanos(), windowEnd)) {
-                    closeCodes.merge(code, 1, Integer::sum);
-                }
-            }
-            boolean all = s.reconnected() == s.clients();
-            report.check(name + ": every client reconnected", all, String.format(Locale.ROOT,
-                    "%d/%d within %d s", s.reconnected(), s.clients(), plan.reconnectTimeout().toSeconds()));
-            report.check(name + ": reconnects spread over ≥ " + fmtS(plan.minSpread().toMillis()),
-                    s.reconnected() > 0 && s.spreadMs() >= plan.minSpread().toMillis(),
-                    String.format(Locale.ROOT, "first→last %.2f s (first at %.2f s, last at %.2f s after the trigger)",
-                            s.spreadMs() / 1000, s.firstMs() / 1000, s.lastMs() / 1000));
-            report.check(name + ": ≤ " + pct(plan.maxShare()) + " of the clients in any 1 s",
-                    s.reconnected() > 0 && s.maxShare() <= plan.maxShare(),
-                    String.format(Locale.ROOT, "max %s (%d clients, window from %.2f s)", pct(s.maxShare()),
-                            s.maxInAnySecond(), s.maxWindowFromMs() / 1000));
-            List<Long> hints = new ArrayList<>();
-            for (ClientRecord c : fleet.records()) {
-                hints.addAll(c.hintsBetween(t.triggeredNanos(), windowEnd));
-            }
-            if (!hints.isEmpty()) {
-                // How the server spread its retry hints: share of the hints in each 1-second slice.
-                long maxHint = hints.stream().mapToLong(Long::longValue).max().orElse(0);
-                int[] perSecond = new int[(int) (maxHint / 1000) + 1];
-                hints.forEach(h -> perSecond[(int) (h / 1000)]++);
-                StringBuilder slices = new StringBuilder();
-                var sliceJson = report.data().putObject("hints-restart-" + (i + 1));
-                sliceJson.put("count", hints.size());
-                sliceJson.put("maxMs", maxHint);
-                var arr = sliceJson.putArray("perSecond");
-                for (int k = 0; k < perSecond.length; k++) {
-                    arr.add(perSecond[k]);
-                    slices.append(String.format(Locale.ROOT, "%s[%d,%d) s: %.1f %%", k == 0 ? "" : ", ", k, k + 1,
-                            100.0 * perSecond[k] / hints.size()));
-                }
-                report.note(name + ": " + hints.size() + " retry hints, max " + maxHint + " ms; " + slices);
-                out.println("  " + name + " retry hints: " + slices);
-            }
-            if (t.mode() == RestartMode.GRACEFUL && t.exitCode() >= 0) {
-                report.check(name + ": drained server exited 0", t.exitCode() == 0,
-                        String.format(Locale.ROOT, "exit %d %.1f s after SIGTERM", t.exitCode(), t.stoppedAfterMs() / 1000));
-            }
-            rows.add(List.of(i + 1, t.mode().label(), t.exitCode(), round1(t.stoppedAfterMs() / 1000),
-                    round1(t.readyAfterMs() / 1000), s.reconnected(), round2(s.firstMs() / 1000),
-                    round2(s.lastMs() / 1000), round2(s.spreadMs() / 1000), round2(s.p50Ms() / 1000),
-                    round2(s.p99Ms() / 1000), s.maxInAnySecond() + " (" + pct(s.maxShare()) + ")",
-                    closeCodes.toString()));
-            restartsJson.addObject()
-                    .put("mode", t.mode().label())
-                    .put("exitCode", t.exitCode())
-                    .put("stoppedAfterMs", t.stoppedAfterMs())
-                    .put("readyAfterMs", t.readyAfterMs())
-                    .put("clients", s.clients())
-                    .put("reconnected", s.reconnected())
-                    .put("firstReconnectMs", s.firstMs())
-                    .put("lastReconnectMs", s.lastMs())
-                    .put("spreadMs", s.spreadMs())
-                    .put("p50Ms", s.p50Ms())
-                    .put("p99Ms", s.p99Ms())
-                    .put("maxInAnySecond", s.maxInAnySecond())
-                    .put("maxShareInAnySecond", s.maxShare())
-                    .put("closeCodes", closeCodes.toString());
-            List<BarChart.Marker> markers = new ArrayList<>();
-            if (t.stoppedNanos() != -1 && t.exitCode() >= 0) {
-                markers.add(new BarChart.Marker("old server gone", t.stoppedAfterMs()));
-            }
-            markers.add(new BarChart.Marker("new server ready", t.readyAfterMs()));
-            report.chart(new BarChart(name + ": reconnects per 100 ms after " + (t.mode() == RestartMode.GRACEFUL
-                    ? "SIGTERM" : "SIGKILL"), "reconnects", ReconnectStats.BIN_MS, s.bins100ms(), markers));
+    /** Restart {@code i}: trigger, wait for every client, publish steadily again, then check and report it. */
+    private void restart(int i, ServerControl server, ClientFleet fleet, Publisher publisher, Deadline deadline,
+                         FigureTable table, ObjectNode json) throws InterruptedException {
+        RestartMode mode = plan.modes().get(i);
+        out.printf(Locale.ROOT, "restart %d (%s): %s; %d events published so far%n", i + 1, mode.label(),
+                mode == RestartMode.GRACEFUL ? "SIGTERM" : "SIGKILL", publisher.issued());
+        publisher.disturbed(true);
+        RestartTiming t = server.restart(mode, deadline);
+        long trigger = t.triggeredNanos();
+        List<ClientRecord> missing = fleet.await(c -> c.firstConnectAfter(trigger) != ClientRecord.NONE,
+                plan.reconnectTimeout(), deadline);
+        ReconnectStats s = ReconnectStats.of(trigger,
+                fleet.records().stream().mapToLong(c -> c.firstConnectAfter(trigger)).toArray());
+        publisher.disturbed(false);
+        if (!missing.isEmpty()) {
+            log.warn("{} clients did not reconnect within {}", missing.size(), plan.reconnectTimeout());
         }
-        report.table(new Table("Restarts (times in seconds after the trigger)", List.of("#", "mode", "exit",
-                "old gone", "new ready", "reconnected", "first", "last", "first→last", "p50", "p99",
-                "max in 1 s", "close codes seen"), rows));
+        deadline.sleep(plan.steady());
+        long windowEnd = System.nanoTime(); // the next restart (or the end) follows at once
+        String name = "restart " + (i + 1) + " (" + mode.label() + ")";
+        reconnectChecks(name, t, s);
+        Map<Integer, Integer> closeCodes = new TreeMap<>();
+        List<Long> hints = new ArrayList<>();
+        for (ClientRecord c : fleet.records()) {
+            c.closeCodesBetween(trigger, windowEnd).forEach(code -> closeCodes.merge(code, 1, Integer::sum));
+            hints.addAll(c.hintsBetween(trigger, windowEnd));
+        }
+        if (!hints.isEmpty()) {
+            hints(i, name, HintSpread.of(hints));
+        }
+        table.row(json, Figure.label(i + 1), Figure.of("mode", mode.label()), Figure.of("exitCode", t.exitCode()),
+                Figure.shown("stoppedAfterMs", t.stoppedAfterMs(), Figure.round1(t.stoppedAfterMs() / 1000)),
+                Figure.shown("readyAfterMs", t.readyAfterMs(), Figure.round1(t.readyAfterMs() / 1000)),
+                Figure.json("clients", s.clients()), Figure.of("reconnected", s.reconnected()),
+                Figure.seconds("firstReconnectMs", s.firstMs()), Figure.seconds("lastReconnectMs", s.lastMs()),
+                Figure.seconds("spreadMs", s.spreadMs()), Figure.seconds("p50Ms", s.p50Ms()),
+                Figure.seconds("p99Ms", s.p99Ms()),
+                Figure.shown("maxInAnySecond", s.maxInAnySecond(), s.maxInAnySecond() + " (" + pct(s.maxShare()) + ")"),
+                Figure.json("maxShareInAnySecond", s.maxShare()), Figure.of("closeCodes", closeCodes.toString()));
+        chart(name, t, s);
     }
 
-    private void publisherData(Publisher publisher) {
-        var s = publisher.stats();
-        report.data().putObject("publisher")
-                .put("issued", s.issued()).put("created", s.created()).put("deduplicated", s.deduplicated())
-                .put("retries", s.retries()).put("refused503", s.refused503()).put("ioErrors", s.ioErrors())
-                .put("gaveUp", s.gaveUp()).put("rejected", s.rejected()).put("skipped", s.skipped());
+    private void reconnectChecks(String name, RestartTiming t, ReconnectStats s) {
+        report.check(name + ": every client reconnected", s.reconnected() == s.clients(), String.format(Locale.ROOT,
+                "%d/%d within %d s", s.reconnected(), s.clients(), plan.reconnectTimeout().toSeconds()));
+        report.check(name + ": reconnects spread over ≥ " + fmtS(plan.minSpread().toMillis()),
+                s.reconnected() > 0 && s.spreadMs() >= plan.minSpread().toMillis(),
+                String.format(Locale.ROOT, "first→last %.2f s (first at %.2f s, last at %.2f s after the trigger)",
+                        s.spreadMs() / 1000, s.firstMs() / 1000, s.lastMs() / 1000));
+        report.check(name + ": ≤ " + pct(plan.maxShare()) + " of the clients in any 1 s",
+                s.reconnected() > 0 && s.maxShare() <= plan.maxShare(),
+                String.format(Locale.ROOT, "max %s (%d clients, window from %.2f s)", pct(s.maxShare()),
+                        s.maxInAnySecond(), s.maxWindowFromMs() / 1000));
+        if (t.mode() == RestartMode.GRACEFUL && t.exitCode() >= 0) {
+            report.check(name + ": drained server exited 0", t.exitCode() == 0,
+                    String.format(Locale.ROOT, "exit %d %.1f s after SIGTERM", t.exitCode(), t.stoppedAfterMs() / 1000));
+        }
+    }
+
+    private void hints(int i, String name, HintSpread spread) {
+        var json = report.data().putObject("hints-restart-" + (i + 1));
+        json.put("count", spread.count()).put("maxMs", spread.maxMs());
+        var perSecond = json.putArray("perSecond");
+        for (int n : spread.perSecond()) {
+            perSecond.add(n);
+        }
+        report.note(name + ": " + spread.count() + " retry hints, max " + spread.maxMs() + " ms; " + spread.slices());
+        out.println("  " + name + " retry hints: " + spread.slices());
+    }
+
+    private void chart(String name, RestartTiming t, ReconnectStats s) {
+        List<BarChart.Marker> markers = new ArrayList<>();
+        if (t.stoppedNanos() != -1 && t.exitCode() >= 0) {
+            markers.add(new BarChart.Marker("old server gone", t.stoppedAfterMs()));
+        }
+        markers.add(new BarChart.Marker("new server ready", t.readyAfterMs()));
+        report.chart(new BarChart(name + ": reconnects per 100 ms after " + (t.mode() == RestartMode.GRACEFUL
+                ? "SIGTERM" : "SIGKILL"), "reconnects", ReconnectStats.BIN_MS, s.bins100ms(), markers));
+    }
+
+    private void awaitCaughtUp(ClientFleet fleet, Map<String, EventId> heads, Deadline deadline)
+            throws InterruptedException {
+        long c0 = System.nanoTime();
+        List<ClientRecord> behind = fleet.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())),
+                plan.catchUpTimeout(), deadline);
+        deadline.check("waiting for the clients to catch up");
+        report.check("every client caught up", behind.isEmpty(), behind.isEmpty()
+                ? String.format(Locale.ROOT, "all %d clients at their topic's head %.1f s after the last "
+                + "publish was answered", plan.fleet().clients(), (System.nanoTime() - c0) / 1e9)
+                : behind.size() + " clients behind after " + plan.catchUpTimeout().toSeconds() + " s, e.g. client "
+                + behind.get(0).index() + " at seq " + behind.get(0).lastSeq() + ", head "
+                + heads.get(behind.get(0).topic()));
+    }
+
+    /**
+     * "steady": published while every client was connected; "restart": from the trigger until every
+     * client was back (includes the down time and the clients' backoff).
+     */
+    private void latencies(ClientFleet fleet, Publisher publisher) {
+        report.latency(LatencySummary.of("delivery, steady (publish sent → client got it)",
+                fleet.deliveryLatencyMicros(true).getIntervalHistogram(), 1000));
+        report.latency(LatencySummary.of("delivery, published during a restart",
+                fleet.deliveryLatencyMicros(false).getIntervalHistogram(), 1000));
+        report.latency(LatencySummary.of("publish acknowledged, steady (first attempt → 200/201)",
+                publisher.ackLatencyMicros(true).getIntervalHistogram(), 1000));
+        report.latency(LatencySummary.of("publish acknowledged, during a restart (incl. retries)",
+                publisher.ackLatencyMicros(false).getIntervalHistogram(), 1000));
     }
 
     private static String pct(double share) {
@@ -269,13 +245,5 @@ final class RestartScenario {
 
     private static String fmtS(long ms) {
         return ms % 1000 == 0 ? (ms / 1000) + " s" : String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
-    }
-
-    private static double round1(double v) {
-        return Math.round(v * 10) / 10.0;
-    }
-
-    private static double round2(double v) {
-        return Math.round(v * 100) / 100.0;
     }
 }

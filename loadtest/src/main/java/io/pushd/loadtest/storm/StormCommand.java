@@ -13,12 +13,14 @@ import io.pushd.loadtest.fleet.ClientRecord;
 import io.pushd.loadtest.fleet.FleetAudit;
 import io.pushd.loadtest.fleet.FleetOptions;
 import io.pushd.loadtest.fleet.FleetSpec;
-import io.pushd.loadtest.publish.PublishStats;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.pushd.loadtest.publish.Publisher;
+import io.pushd.loadtest.publish.TopicsApi;
 import io.pushd.loadtest.report.BarChart;
+import io.pushd.loadtest.report.Figure;
+import io.pushd.loadtest.report.FigureTable;
 import io.pushd.loadtest.report.Report;
 import io.pushd.loadtest.report.ReportedRun;
-import io.pushd.loadtest.report.Table;
 import io.pushd.loadtest.server.RestartMode;
 import io.pushd.loadtest.server.RestartTiming;
 import io.pushd.loadtest.server.ServerControl;
@@ -28,7 +30,7 @@ import io.pushd.protocol.EventId;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -166,6 +168,11 @@ public final class StormCommand implements Callable<Integer> {
         int peakPerSecond() {
             return peakPer100ms * (1000 / BIN_MS);
         }
+
+        /** Every client came back and caught up. */
+        boolean complete() {
+            return back == clients && caughtUpMs >= 0;
+        }
     }
 
     private final class Run {
@@ -201,7 +208,7 @@ public final class StormCommand implements Callable<Integer> {
         }
 
         private void execute(Deadline deadline) throws Exception {
-            List<String> topics = Publisher.topicNames("st-" + runId, f.topics());
+            List<String> topics = TopicsApi.topicNames("st-" + runId, f.topics());
             Backoff fixed = (attempt, hint) -> stormDelay;
             Backoff jittered = Backoff.exponential(PushClientOptions.DEFAULT_BASE_DELAY,
                     PushClientOptions.DEFAULT_MAX_DELAY, PushClientOptions.DEFAULT_MAX_HINT, null);
@@ -213,7 +220,8 @@ public final class StormCommand implements Callable<Integer> {
                 long c0 = System.nanoTime();
                 try (ClientFleet clients = ClientFleet.start(f, srv.host(), srv.port(), topics, deadline,
                         b -> b.backoff(switching));
-                     Publisher publisher = new Publisher(srv.httpBase(), topics, rate, "st-" + runId,
+                     TopicsApi api = Publisher.api(srv.host(), srv.port());
+                     Publisher publisher = new Publisher(api, topics, rate, "st-" + runId,
                              PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                     report.setting("clientTransport", clients.transport());
                     if (!clients.awaitConnected(c0, CONNECT_TIMEOUT, deadline, f.topics(), report, out,
@@ -221,34 +229,20 @@ public final class StormCommand implements Callable<Integer> {
                         return;
                     }
                     publisher.start();
-                    List<PhaseResult> results = new ArrayList<>();
-                    for (Phase phase : Phase.values()) {
-                        noJitter.set(phase.noJitter);
-                        deadline.sleep(steady);
-                        PhaseResult r = phase(phase, srv, clients, publisher, topics, deadline);
-                        results.add(r);
-                        if (r.back() < r.clients() || r.caughtUpMs() < 0) {
-                            break;
-                        }
-                    }
-                    noJitter.set(false);
+                    List<PhaseResult> results = phases(srv, clients, publisher, api, topics, deadline);
                     publisher.stop();
                     boolean settled = publisher.awaitSettled(SETTLE_TIMEOUT, deadline);
                     deadline.check("waiting for the last publishes");
-                    Map<String, EventId> heads = heads(publisher, topics, deadline);
+                    Map<String, EventId> heads = heads(api, topics, deadline);
                     List<ClientRecord> behind = clients.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())),
                             phaseTimeout, deadline);
                     deadline.check("waiting for the clients to catch up");
                     report.check("every client caught up at the end", behind.isEmpty(),
                             behind.isEmpty() ? "all " + f.clients() + " at their topic's head"
                                     : behind.size() + " behind, e.g. client " + behind.get(0).index());
-                    PublishStats ps = publisher.stats();
-                    report.check("every publish acknowledged", settled && ps.gaveUp() == 0 && ps.rejected() == 0,
-                            String.format(Locale.ROOT, "%,d issued, %,d acknowledged (%,d answered 200 on a retry), "
-                                            + "%,d retries, %,d gave up, %,d rejected", ps.issued(), ps.acknowledged(),
-                                    ps.deduplicated(), ps.retries(), ps.gaveUp(), ps.rejected()));
+                    publisher.stats().report(report);
                     FleetAudit.verify(clients.records(), heads, report);
-                    reportPhases(results);
+                    results.forEach(this::phaseReport);
                     publisher.problems().forEach(p -> report.note("publisher: " + p));
                     report.note("Phase 1 clients ignore the server's retryMs and retry every "
                             + stormDelay.toMillis() + " ms in lock-step, so the restarted server is hit by the whole "
@@ -258,161 +252,126 @@ public final class StormCommand implements Callable<Integer> {
             }
         }
 
+        /** Both phases in order, each after a steady spell; stops after a phase that did not complete. */
+        private List<PhaseResult> phases(ServerControl srv, ClientFleet clients, Publisher publisher, TopicsApi api,
+                                         List<String> topics, Deadline deadline) throws InterruptedException {
+            FigureTable table = report.figures("Phases (times in seconds after the signal)", List.of("phase",
+                    "restart", "server ready", "back", "all back", "all caught up", "handshakes",
+                    "peak handshakes/s (100 ms bins)", "connect attempts", "1013 closes", "close codes"), out);
+            var json = report.data().putObject("phases");
+            List<PhaseResult> results = new ArrayList<>();
+            for (Phase phase : Phase.values()) {
+                noJitter.set(phase.noJitter);
+                deadline.sleep(steady);
+                PhaseResult r = phase(phase, srv, clients, publisher, api, topics, deadline);
+                results.add(r);
+                row(table, json.putObject(phase.key()), r);
+                if (!r.complete()) {
+                    break;
+                }
+            }
+            noJitter.set(false);
+            return results;
+        }
+
         private PhaseResult phase(Phase phase, ServerControl srv, ClientFleet clients, Publisher publisher,
-                                  List<String> topics, Deadline deadline) throws InterruptedException {
+                                  TopicsApi api, List<String> topics, Deadline deadline) throws InterruptedException {
             out.printf(Locale.ROOT, "phase %s; %d events published so far%n", phase.title, publisher.issued());
             long attempts0 = attempts(clients);
             publisher.disturbed(true);
-            // Completed WebSocket handshakes (admitted or answered with 1013), sampled every 100 ms
-            // from the clients' own counters.
-            List<Long> handshakeSamples = java.util.Collections.synchronizedList(new ArrayList<>());
-            java.util.concurrent.ScheduledExecutorService sampler =
-                    java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                        Thread th = new Thread(r, "storm-handshake-sampler");
-                        th.setDaemon(true);
-                        return th;
-                    });
-            long handshakes0 = handshakes(clients);
-            long sampleStart = System.nanoTime();
-            sampler.scheduleAtFixedRate(() -> handshakeSamples.add(handshakes(clients)), BIN_MS, BIN_MS,
-                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            HandshakeSampler sampler = HandshakeSampler.start(() -> handshakes(clients), BIN_MS);
             RestartTiming timing;
             try {
                 timing = srv.restart(phase.mode, deadline);
             } catch (RuntimeException | InterruptedException e) {
-                sampler.shutdownNow();
+                sampler.stop();
                 throw e;
             }
             long trigger = timing.triggeredNanos();
-            List<ClientRecord> notBack = clients.await(c -> back(c, trigger), phaseTimeout, deadline);
-            deadline.check("waiting for the clients to come back");
-            double caughtUpMs = -1;
-            if (notBack.isEmpty()) {
-                // Everything published before and during the outage, acknowledged by now.
-                Map<String, EventId> heads = heads(publisher, topics, deadline);
-                List<ClientRecord> behind = clients.await(
-                        c -> back(c, trigger) && FleetAudit.caughtUp(c, heads.get(c.topic())), phaseTimeout, deadline);
-                deadline.check("waiting for the clients to catch up");
-                if (behind.isEmpty()) {
-                    caughtUpMs = (System.nanoTime() - trigger) / 1e6;
-                }
-            }
+            double caughtUpMs = awaitBackAndCaughtUp(clients, api, topics, trigger, deadline);
             publisher.disturbed(false);
-            sampler.shutdownNow();
+            sampler.stop();
             long end = System.nanoTime();
-            long attempts = attempts(clients) - attempts0;
-
             int nBins = (int) Math.max(1, (end - trigger) / 1_000_000 / BIN_MS + 1);
-            int[] bins = new int[nBins];
+            int[] bins = sampler.bins(trigger, nBins);
             int[] bins1013 = new int[nBins];
-            int handshakes = 0;
+            Map<Integer, Integer> codes = new TreeMap<>();
             int back = 0;
             long lastBack = trigger;
-            Map<Integer, Integer> codes = new TreeMap<>();
-            // Sample k covers (sampleStart + k*100ms, sampleStart + (k+1)*100ms]; the trigger is ~sampleStart.
-            List<Long> samples;
-            synchronized (handshakeSamples) {
-                samples = new ArrayList<>(handshakeSamples);
-            }
-            long prev = handshakes0;
-            for (int k = 0; k < samples.size(); k++) {
-                long d = samples.get(k) - prev;
-                prev = samples.get(k);
-                int b = (int) Math.min(nBins - 1, Math.max(0, ((sampleStart - trigger) / 1_000_000 + k * BIN_MS) / BIN_MS));
-                bins[b] += (int) d;
-                handshakes += (int) d;
-            }
             for (ClientRecord c : clients.records()) {
                 for (int code : c.closeCodesBetween(trigger, end)) {
                     codes.merge(code, 1, Integer::sum);
                 }
+                for (long at : c.closesBetween(trigger, end, CloseCode.TRY_AGAIN_LATER.code())) {
+                    bins1013[(int) ((at - trigger) / 1_000_000 / BIN_MS)]++; // the same closes as closes1013
+                }
                 if (back(c, trigger)) {
                     back++;
-                    long t = c.client().lastConnectedNanos();
-                    lastBack = Math.max(lastBack, t);
+                    lastBack = Math.max(lastBack, c.client().lastConnectedNanos());
                 }
             }
-            // 1013 closes per bin: from the disconnect timestamps of each client
-            for (ClientRecord c : clients.records()) {
-                for (int b = 0; b < nBins; b++) {
-                    long from = trigger + (long) b * BIN_MS * 1_000_000;
-                    for (int code : c.closeCodesBetween(from, from + BIN_MS * 1_000_000L)) {
-                        if (code == CloseCode.TRY_AGAIN_LATER.code()) {
-                            bins1013[b]++;
-                        }
-                    }
-                }
-            }
-            int peak = 0;
-            int peakBin = 0;
-            for (int b = 0; b < nBins; b++) {
-                if (bins[b] > peak) {
-                    peak = bins[b];
-                    peakBin = b;
-                }
-            }
-            PhaseResult r = new PhaseResult(phase, timing, clients.size(), back, (lastBack - trigger) / 1e6, caughtUpMs,
-                    handshakes, peak, peakBin * (double) BIN_MS, attempts,
-                    codes.getOrDefault(CloseCode.TRY_AGAIN_LATER.code(), 0), codes, bins, bins1013);
-            out.printf(Locale.ROOT, "  server ready after %.2f s; %d/%d back after %.2f s, caught up after %s; "
-                            + "%d handshakes (peak %d/s), %d connect attempts, %d closes 1013; close codes %s%n",
-                    timing.readyAfterMs() / 1000, back, clients.size(), r.allBackMs() / 1000,
-                    caughtUpMs < 0 ? "-" : String.format(Locale.ROOT, "%.2f s", caughtUpMs / 1000), handshakes,
-                    r.peakPerSecond(), attempts, r.closes1013(), codes);
-            return r;
+            int peakBin = peakBin(bins);
+            return new PhaseResult(phase, timing, clients.size(), back, (lastBack - trigger) / 1e6, caughtUpMs,
+                    Arrays.stream(bins).sum(), bins[peakBin], peakBin * (double) BIN_MS,
+                    attempts(clients) - attempts0, codes.getOrDefault(CloseCode.TRY_AGAIN_LATER.code(), 0), codes,
+                    bins, bins1013);
         }
 
-        private void reportPhases(List<PhaseResult> results) {
-            var phasesJson = report.data().putObject("phases");
-            List<List<Object>> rows = new ArrayList<>();
-            for (PhaseResult r : results) {
-                RestartTiming t = r.timing();
-                boolean complete = r.back() == r.clients() && r.caughtUpMs() >= 0;
-                report.check("phase " + r.phase().title + ": every client back and caught up", complete,
-                        String.format(Locale.ROOT, "%d/%d back, all back %.2f s and caught up %s after the %s",
-                                r.back(), r.clients(), r.allBackMs() / 1000, r.caughtUpMs() < 0 ? "never"
-                                        : String.format(Locale.ROOT, "%.2f s", r.caughtUpMs() / 1000),
-                                t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM"));
-                phasesJson.putObject(r.phase().key())
-                        .put("restart", t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM")
-                        .put("clientBackoff", r.phase().noJitter ? "fixed " + stormDelay.toMillis()
-                                + " ms, no jitter, hints ignored" : "default (full jitter, retryMs honoured)")
-                        .put("completed", complete)
-                        .put("clients", r.clients())
-                        .put("back", r.back())
-                        .put("stoppedAfterMs", t.stoppedAfterMs())
-                        .put("readyAfterMs", t.readyAfterMs())
-                        .put("allBackMs", r.allBackMs())
-                        .put("caughtUpMs", r.caughtUpMs())
-                        .put("handshakes", r.handshakes())
-                        .put("peakHandshakesPer100ms", r.peakPer100ms())
-                        .put("peakHandshakesPerSecond", r.peakPerSecond())
-                        .put("peakBinFromMs", r.peakBinFromMs())
-                        .put("connectAttempts", r.attempts())
-                        .put("closes1013", r.closes1013())
-                        .put("closeCodes", r.closeCodes().toString());
-                rows.add(List.of(r.phase().noJitter ? "1 no jitter" : "2 jitter + hints",
-                        t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM", round2(t.readyAfterMs() / 1000),
-                        r.back() + "/" + r.clients(), round2(r.allBackMs() / 1000),
-                        r.caughtUpMs() < 0 ? "-" : round2(r.caughtUpMs() / 1000), r.handshakes(), r.peakPerSecond(),
-                        r.attempts(), r.closes1013(), r.closeCodes().toString()));
-                List<BarChart.Marker> markers = new ArrayList<>();
-                if (t.stoppedNanos() != -1) {
-                    markers.add(new BarChart.Marker("old server gone", t.stoppedAfterMs()));
-                }
-                markers.add(new BarChart.Marker("new server ready", t.readyAfterMs()));
-                markers.add(new BarChart.Marker("all back", r.allBackMs()));
-                if (r.caughtUpMs() >= 0) {
-                    markers.add(new BarChart.Marker("all caught up", r.caughtUpMs()));
-                }
-                report.chart(new BarChart("Phase " + r.phase().title + ": WebSocket handshakes per 100 ms",
-                        "handshakes", BIN_MS, r.handshakeBins(), markers));
-                report.chart(new BarChart("Phase " + (r.phase().noJitter ? "1" : "2")
-                        + ": 1013 closes (admission control) per 100 ms", "1013 closes", BIN_MS, r.bins1013(), markers));
+        /** Milliseconds from the trigger until every client was back and held its head, or -1. */
+        private double awaitBackAndCaughtUp(ClientFleet clients, TopicsApi api, List<String> topics, long trigger,
+                                            Deadline deadline) throws InterruptedException {
+            List<ClientRecord> notBack = clients.await(c -> back(c, trigger), phaseTimeout, deadline);
+            deadline.check("waiting for the clients to come back");
+            if (!notBack.isEmpty()) {
+                return -1;
             }
-            report.table(new Table("Phases (times in seconds after the signal)", List.of("phase", "restart",
-                    "server ready", "back", "all back", "all caught up", "handshakes", "peak handshakes/s (100 ms bins)",
-                    "connect attempts", "1013 closes", "close codes"), rows));
+            // Everything published before and during the outage, acknowledged by now.
+            Map<String, EventId> heads = heads(api, topics, deadline);
+            List<ClientRecord> behind = clients.await(
+                    c -> back(c, trigger) && FleetAudit.caughtUp(c, heads.get(c.topic())), phaseTimeout, deadline);
+            deadline.check("waiting for the clients to catch up");
+            return behind.isEmpty() ? (System.nanoTime() - trigger) / 1e6 : -1;
+        }
+
+        private void row(FigureTable table, ObjectNode json, PhaseResult r) {
+            RestartTiming t = r.timing();
+            table.row(json, Figure.label(r.phase().noJitter ? "1 no jitter" : "2 jitter + hints"),
+                    Figure.of("restart", t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM"),
+                    Figure.json("clientBackoff", r.phase().noJitter ? "fixed " + stormDelay.toMillis()
+                            + " ms, no jitter, hints ignored" : "default (full jitter, retryMs honoured)"),
+                    Figure.json("completed", r.complete()), Figure.json("clients", r.clients()),
+                    Figure.json("stoppedAfterMs", t.stoppedAfterMs()), Figure.seconds("readyAfterMs", t.readyAfterMs()),
+                    Figure.shown("back", r.back(), r.back() + "/" + r.clients()),
+                    Figure.seconds("allBackMs", r.allBackMs()),
+                    r.caughtUpMs() < 0 ? Figure.shown("caughtUpMs", r.caughtUpMs(), "-")
+                            : Figure.seconds("caughtUpMs", r.caughtUpMs()),
+                    Figure.of("handshakes", r.handshakes()), Figure.json("peakHandshakesPer100ms", r.peakPer100ms()),
+                    Figure.of("peakHandshakesPerSecond", r.peakPerSecond()),
+                    Figure.json("peakBinFromMs", r.peakBinFromMs()), Figure.of("connectAttempts", r.attempts()),
+                    Figure.of("closes1013", r.closes1013()), Figure.of("closeCodes", r.closeCodes().toString()));
+        }
+
+        /** The phase's check and its two charts. */
+        private void phaseReport(PhaseResult r) {
+            RestartTiming t = r.timing();
+            report.check("phase " + r.phase().title + ": every client back and caught up", r.complete(),
+                    String.format(Locale.ROOT, "%d/%d back, all back %.2f s and caught up %s after the %s",
+                            r.back(), r.clients(), r.allBackMs() / 1000, r.caughtUpMs() < 0 ? "never"
+                                    : String.format(Locale.ROOT, "%.2f s", r.caughtUpMs() / 1000),
+                            t.mode() == RestartMode.CRASH ? "SIGKILL" : "SIGTERM"));
+            List<BarChart.Marker> markers = new ArrayList<>();
+            if (t.stoppedNanos() != -1) {
+                markers.add(new BarChart.Marker("old server gone", t.stoppedAfterMs()));
+            }
+            markers.add(new BarChart.Marker("new server ready", t.readyAfterMs()));
+            markers.add(new BarChart.Marker("all back", r.allBackMs()));
+            if (r.caughtUpMs() >= 0) {
+                markers.add(new BarChart.Marker("all caught up", r.caughtUpMs()));
+            }
+            report.chart(new BarChart("Phase " + r.phase().title + ": WebSocket handshakes per 100 ms",
+                    "handshakes", BIN_MS, r.handshakeBins(), markers));
+            report.chart(new BarChart("Phase " + (r.phase().noJitter ? "1" : "2")
+                    + ": 1013 closes (admission control) per 100 ms", "1013 closes", BIN_MS, r.bins1013(), markers));
         }
 
         private boolean back(ClientRecord c, long trigger) {
@@ -423,6 +382,17 @@ public final class StormCommand implements Callable<Integer> {
             long t = pc.lastConnectedNanos();
             return t - trigger >= 0 && c.closeCodesBetween(t, System.nanoTime() + 1).isEmpty();
         }
+    }
+
+    /** The first bin with the most counts. */
+    static int peakBin(int[] bins) {
+        int peak = 0;
+        for (int b = 1; b < bins.length; b++) {
+            if (bins[b] > bins[peak]) {
+                peak = b;
+            }
+        }
+        return peak;
     }
 
     private static long handshakes(ClientFleet clients) {
@@ -444,28 +414,8 @@ public final class StormCommand implements Callable<Integer> {
     }
 
     /** Each topic's head; retried, since a server in the middle of a storm may answer slowly. */
-    private static Map<String, EventId> heads(Publisher publisher, List<String> topics, Deadline deadline)
+    private static Map<String, EventId> heads(TopicsApi api, List<String> topics, Deadline deadline)
             throws InterruptedException {
-        Map<String, EventId> heads = new LinkedHashMap<>();
-        for (String t : topics) {
-            for (int attempt = 1; ; attempt++) {
-                try {
-                    heads.put(t, publisher.head(t));
-                    break;
-                } catch (IllegalStateException e) {
-                    deadline.check("reading the topic heads");
-                    if (attempt >= 20) {
-                        throw e;
-                    }
-                    log.info("retrying GET /v1/topics/{}: {}", t, e.getMessage());
-                    Thread.sleep(250);
-                }
-            }
-        }
-        return heads;
-    }
-
-    private static double round2(double v) {
-        return Math.round(v * 100) / 100.0;
+        return api.heads(topics, 20, Duration.ofMillis(250), deadline);
     }
 }

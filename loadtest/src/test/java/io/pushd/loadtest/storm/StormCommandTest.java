@@ -8,6 +8,8 @@ import io.pushd.loadtest.LoadTestMain;
 import io.pushd.loadtest.report.ReportWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,12 +37,33 @@ class StormCommandTest {
             assertThat(p.get("completed").asBoolean()).as(phase).isTrue();
             assertThat(p.get("back").asInt()).as(phase).isEqualTo(100);
             assertThat(p.get("peakHandshakesPerSecond").asInt()).as(phase).isPositive();
-            assertThat(p.has("closes1013")).isTrue();
+            // the 1013 figure, the close codes and the 1013 chart count the same closes
+            assertThat(p.get("closes1013").asInt()).as(phase).isEqualTo(closes(p.get("closeCodes").asText(), 1013))
+                    .isEqualTo(chartTotal(report, "Phase " + (phase.equals("noJitter") ? "1" : "2") + ": 1013 closes"));
             assertThat(p.get("caughtUpMs").asDouble()).as(phase).isPositive();
         }
         assertThat(report.get("settings").get("serverSets").toString()).contains("limits.maxHandshakesPerSecond=100");
         assertThat(report.get("deliveries").get("clientsWrong").asInt()).isZero();
         assertThat(report.get("charts").size()).isEqualTo(4);
         assertThat(Files.readString(reportDir.resolve(ReportWriter.HTML_FILE))).contains("<svg", "Phase 1", "Phase 2");
+    }
+
+    /** How many closes with {@code code} a close-code map such as "{1006=100, 1013=7}" holds. */
+    private static int closes(String codes, int code) {
+        Matcher m = Pattern.compile("\\b" + code + "=(\\d+)").matcher(codes);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    private static int chartTotal(JsonNode report, String titlePrefix) {
+        for (JsonNode c : report.get("charts")) {
+            if (c.get("title").asText().startsWith(titlePrefix)) {
+                int sum = 0;
+                for (JsonNode n : c.get("counts")) {
+                    sum += n.asInt();
+                }
+                return sum;
+            }
+        }
+        throw new AssertionError("no chart " + titlePrefix);
     }
 }
