@@ -71,10 +71,10 @@ final class StaticRoutes {
             HttpHeaders h = res.headers();
             h.set(HttpHeaderNames.ETAG, asset.etag());
             h.set(HttpHeaderNames.CACHE_CONTROL, cacheControl);
-            h.set("X-Content-Type-Options", "nosniff");
+            h.set("x-content-type-options", "nosniff");
             if (policy != null) {
-                h.set("Content-Security-Policy", policy);
-                h.set("Referrer-Policy", "no-referrer");
+                h.set("content-security-policy", policy);
+                h.set("referrer-policy", "no-referrer");
             }
             HttpResponses.reply(ctx, req, res);
         });
