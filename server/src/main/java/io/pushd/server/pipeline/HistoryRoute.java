@@ -45,10 +45,10 @@ final class HistoryRoute {
     private static final int READ_STEP = 64;
     static final String RESET = "reset";
 
-    private final EventHistory history;
+    private final ServerContext server;
 
     HistoryRoute(ServerContext server) {
-        this.history = server.history();
+        this.server = server;
     }
 
     void handle(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
@@ -111,6 +111,7 @@ final class HistoryRoute {
     }
 
     private FullHttpResponse page(ChannelHandlerContext ctx, String topic, EventId after, int limit) {
+        EventHistory history = server.history();
         String epoch = history.epoch(topic);
         TopicRange range = history.range(topic);
         long from;
@@ -125,7 +126,7 @@ final class HistoryRoute {
         }
         ByteBuf body = ctx.alloc().buffer();
         try {
-            Page page = write(body, topic, epoch, from, limit, range);
+            Page page = write(history, body, topic, epoch, from, limit, range);
             if (page.gap) { // retention dropped what followed 'after' between the check and the read
                 body.release();
                 return reset(topic, epoch, history.range(topic), ResetReason.EXPIRED);
@@ -220,7 +221,8 @@ final class HistoryRoute {
         }
     }
 
-    private Page write(ByteBuf body, String topic, String epoch, long from, int limit, TopicRange range) {
+    private static Page write(EventHistory history, ByteBuf body, String topic, String epoch, long from, int limit,
+                              TopicRange range) {
         try (JsonGenerator g = ProtocolCodec.mapper().getFactory().createGenerator(
                 (OutputStream) new ByteBufOutputStream(body))) {
             g.writeStartObject();

@@ -34,10 +34,10 @@ final class StaticRoutes {
     static final String DEMO_CACHE_CONTROL = "no-cache";
 
     private final WebAssets assets = WebAssets.get();
-    private final boolean demo;
+    private final ServerContext server;
 
     StaticRoutes(ServerContext server) {
-        this.demo = server.config().server().demo();
+        this.server = server;
     }
 
     void handle(ChannelHandlerContext ctx, FullHttpRequest req, String path) {
@@ -45,7 +45,7 @@ final class StaticRoutes {
             case CLIENT_JS -> serve(ctx, req, assets.clientJs, CLIENT_CACHE_CONTROL, null);
             case CLIENT_TYPES -> serve(ctx, req, assets.clientTypes, CLIENT_CACHE_CONTROL, null);
             default -> {
-                if (demo) {
+                if (server.config().server().demo()) {
                     serve(ctx, req, assets.demoPage, DEMO_CACHE_CONTROL, assets.demoPolicy);
                 } else {
                     HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.NOT_FOUND,
