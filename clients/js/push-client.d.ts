@@ -45,7 +45,9 @@ export interface SubscribeOptions {
   onReset?: (topic: string, reason: ResetReason, detail: { id: EventId }) => void;
   onState?: (state: State, detail: StateDetail) => void;
   /** The server confirmed a topic on this connection. */
-  onSubscribed?: (topic: string, info: { head: EventId | null; oldest: EventId | null; epoch: string | null }) => void;
+  /** `id`: the position the subscription starts from (null from a server older than that field). */
+  onSubscribed?: (topic: string, info: { head: EventId | null; oldest: EventId | null; epoch: string | null;
+    id: EventId | null }) => void;
   /** An in-band `error` frame. */
   onError?: (error: { code: string; message: string }) => void;
   /** Default 5000: the first reconnect after a drop waits uniform [0, firstDelayMs]. */
@@ -137,7 +139,7 @@ export declare class TopicCursor {
   readonly topic: string;
   last: EventId | null;
   confirmed: boolean;
-  subscribed(frame: { head?: EventId | null; epoch?: string | null }): void;
+  subscribed(frame: { head?: EventId | null; epoch?: string | null; id?: EventId | null }): void;
   offer(id: EventId): 'accept' | 'duplicate' | 'foreign' | 'invalid';
   reset(id: EventId): void;
 }

@@ -126,12 +126,14 @@ export class TopicCursor {
   }
 
   /**
-   * A live-only subscription starts at the head the server confirmed (or `<epoch>-0` for a
-   * topic never written), so the next reconnect misses nothing published while away.
+   * A live-only subscription starts at the position the server confirmed: its `id` (servers
+   * before that field: the head, or `<epoch>-0` for a topic never written), so the next
+   * reconnect misses nothing published while away.
    */
   subscribed(frame) {
     if (this.last == null) {
-      if (frame.head) this.last = frame.head;
+      if (frame.id && parseEventId(frame.id)) this.last = frame.id;
+      else if (frame.head) this.last = frame.head;
       else if (frame.epoch) this.last = `${frame.epoch}-0`;
     }
   }
@@ -381,7 +383,8 @@ export class Subscription {
         // server accepts and drops at once must not make every client hammer it.
         if ([...this.#cursors.values()].every((x) => x.confirmed)) this.#attempt = 0;
       }
-      this.#call('onSubscribed', m.topic, { head: m.head ?? null, oldest: m.oldest ?? null, epoch: m.epoch ?? null });
+      this.#call('onSubscribed', m.topic, { head: m.head ?? null, oldest: m.oldest ?? null, epoch: m.epoch ?? null,
+        id: m.id ?? null });
     } else if (m.type === 'reset') {
       if (!parseEventId(m.id)) return;
       c.reset(m.id);

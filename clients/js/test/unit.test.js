@@ -95,6 +95,18 @@ describe('cursors and the duplicate guard', () => {
     assert.equal(b.last, 'e-0');
   });
 
+  test('a live-only topic takes the position subscribed names in its id, and ignores fields it does not know', () => {
+    const a = new TopicCursor('a');
+    a.subscribed({ head: 'e-4', epoch: 'e', id: 'e-4', someFutureField: 1 });
+    assert.equal(a.last, 'e-4');
+    const b = new TopicCursor('b');
+    b.subscribed({ head: null, epoch: 'e', id: 'e-0' });
+    assert.equal(b.last, 'e-0');
+    const c = new TopicCursor('c', 'e-2');
+    c.subscribed({ head: 'e-9', epoch: 'e', id: 'e-2' });
+    assert.equal(c.last, 'e-2');
+  });
+
   test('a topic with a resume ID keeps it when subscribed', () => {
     const c = new TopicCursor('a', 'e-2');
     c.subscribed({ head: 'e-9', epoch: 'e' });

@@ -1,6 +1,6 @@
-// A small front for the browser tests: serves the client at /v1/client.js and the demo at /demo
-// (the URLs the daemon will serve them at), the test page, and passes every other request,
-// WebSocket upgrades included, through to the real server. A raw TCP tunnel for upgrades, so that
+// A small front for the browser tests: serves the test page and passes every other request
+// (/v1/client.js and /demo too, so the daemon's own copies and their Content-Security-Policy are
+// what the browser gets), WebSocket upgrades included, through to the real server. A raw TCP tunnel for upgrades, so that
 // close frames (1012 and its hint) reach the page byte for byte, as through nginx.
 import { createServer, request } from 'node:http';
 import { connect } from 'node:net';
@@ -11,8 +11,6 @@ import { once } from 'node:events';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const FILES = {
-  '/v1/client.js': ['push-client.js', 'text/javascript; charset=utf-8'],
-  '/demo': ['demo/index.html', 'text/html; charset=utf-8'],
   '/test/page.html': ['test/browser-page.html', 'text/html; charset=utf-8'],
 };
 

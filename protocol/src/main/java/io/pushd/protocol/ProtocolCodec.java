@@ -96,6 +96,9 @@ public final class ProtocolCodec {
             node.put("head", s.head() == null ? null : s.head().toString());
             node.put("oldest", s.oldest() == null ? null : s.oldest().toString());
             node.put("epoch", s.epoch());
+            if (s.id() != null) {
+                node.put("id", s.id().toString());
+            }
         } else if (message instanceof ServerMessage.Event e) {
             node.put("topic", e.topic());
             node.put("id", e.id().toString());
@@ -169,7 +172,8 @@ public final class ProtocolCodec {
         switch (type) {
             case "subscribed":
                 return new ServerMessage.Subscribed(text(node, "topic"), optionalId(node, "head"),
-                        optionalId(node, "oldest"), node.path("epoch").isTextual() ? node.get("epoch").asText() : null);
+                        optionalId(node, "oldest"), node.path("epoch").isTextual() ? node.get("epoch").asText() : null,
+                        optionalId(node, "id"));
             case "event":
                 return new ServerMessage.Event(text(node, "topic"), EventId.parse(text(node, "id")),
                         node.path("ts").asLong(), node.get("data"));

@@ -10,9 +10,17 @@ public sealed interface ServerMessage {
     /**
      * Sent once per topic, before any event of it. {@code head}/{@code oldest} are null for an
      * empty topic; {@code epoch} is always there, so a client can resume an empty topic from
-     * {@code <epoch>-0} and miss nothing published while it was away.
+     * {@code <epoch>-0} and miss nothing published while it was away. {@code id} is the position
+     * the subscription starts from (the requested ID, else the head, else {@code <epoch>-0}): a
+     * client that stores the {@code id} of every frame resumes from it and misses nothing. Null
+     * only when decoded from a server older than the field.
      */
-    record Subscribed(String topic, EventId head, EventId oldest, String epoch) implements ServerMessage {
+    record Subscribed(String topic, EventId head, EventId oldest, String epoch, EventId id) implements ServerMessage {
+        /** Without the position (as servers before the {@code id} field sent it). */
+        public Subscribed(String topic, EventId head, EventId oldest, String epoch) {
+            this(topic, head, oldest, epoch, null);
+        }
+
         @Override
         public String type() {
             return "subscribed";

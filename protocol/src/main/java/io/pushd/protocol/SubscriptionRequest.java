@@ -21,6 +21,23 @@ public final class SubscriptionRequest {
      * @param maxTopics most topics one connection may follow
      */
     public static List<ClientMessage.Subscribe> parse(Map<String, List<String>> query, int maxTopics) {
+        return parse(query, maxTopics, null);
+    }
+
+    /**
+     * As {@link #parse(Map, int)}, except that a query without {@code topic} follows
+     * {@code defaultTopic} (with its {@code after=}, if any): what a plain
+     * {@code new WebSocket('/v1/live?after=' + lastId)} sends.
+     *
+     * @param defaultTopic the server's {@code server.defaultTopic}, or null when it has none
+     */
+    public static List<ClientMessage.Subscribe> parse(Map<String, List<String>> query, int maxTopics,
+                                                      String defaultTopic) {
+        if (defaultTopic != null && !query.containsKey("topic")) {
+            Map<String, List<String>> withTopic = new LinkedHashMap<>(query);
+            withTopic.put("topic", List.of(defaultTopic));
+            query = withTopic;
+        }
         for (String key : query.keySet()) {
             if (!key.equals("topic") && !key.equals("after")) {
                 throw new ProtocolException(ErrorCodes.INVALID_QUERY,

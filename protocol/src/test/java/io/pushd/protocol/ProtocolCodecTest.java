@@ -331,6 +331,25 @@ class ProtocolCodecTest {
     }
 
     @Test
+    void subscribedCarriesThePositionItStartsFromAsId() {
+        ServerMessage m = new ServerMessage.Subscribed("t", new EventId("ep1", 9), new EventId("ep1", 2), "ep1",
+                new EventId("ep1", 5));
+
+        String wire = ProtocolCodec.encode(m);
+
+        assertThat(wire).contains("\"id\":\"ep1-5\"");
+        assertThat(ProtocolCodec.decodeServer(wire)).isEqualTo(m);
+    }
+
+    @Test
+    void subscribedFromAServerWithoutTheIdDecodesWithANullId() {
+        ServerMessage m = ProtocolCodec.decodeServer(
+                "{\"type\":\"subscribed\",\"topic\":\"t\",\"head\":null,\"oldest\":null,\"epoch\":\"ep1\"}");
+
+        assertThat(((ServerMessage.Subscribed) m).id()).isNull();
+    }
+
+    @Test
     void eventRoundTrips() throws Exception {
         ServerMessage m = new ServerMessage.Event("t", new EventId("ep1", 4), 1234,
                 json(utf8("{\"a\":[1,2,{\"b\":null}]}")));

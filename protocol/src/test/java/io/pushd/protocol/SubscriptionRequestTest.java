@@ -126,4 +126,28 @@ class SubscriptionRequestTest {
         assertThat(failure(query("topic", "@ep1-1"), MAX).code()).isEqualTo(ErrorCodes.INVALID_TOPIC);
         assertThat(failure(query("topic", "x".repeat(201)), MAX).code()).isEqualTo(ErrorCodes.INVALID_TOPIC);
     }
+
+    @Test
+    void aQueryWithoutTopicFollowsTheDefaultTopicWithItsAfter() {
+        assertThat(SubscriptionRequest.parse(query("after", "ep1-7"), MAX, "feed"))
+                .containsExactly(new ClientMessage.Subscribe("feed", new EventId("ep1", 7)));
+        assertThat(SubscriptionRequest.parse(query("after", ""), MAX, "feed"))
+                .containsExactly(new ClientMessage.Subscribe("feed", null));
+        assertThat(SubscriptionRequest.parse(query(), MAX, "feed"))
+                .containsExactly(new ClientMessage.Subscribe("feed", null));
+    }
+
+    @Test
+    void aNamedTopicWinsOverTheDefaultTopic() {
+        assertThat(SubscriptionRequest.parse(query("topic", "a", "after", "ep1-2"), MAX, "feed"))
+                .containsExactly(new ClientMessage.Subscribe("a", new EventId("ep1", 2)));
+    }
+
+    @Test
+    void withoutADefaultTopicAMissingTopicIsStillRefused() {
+        ProtocolException e = catchThrowableOfType(ProtocolException.class,
+                () -> SubscriptionRequest.parse(query("after", "ep1-7"), MAX, null));
+
+        assertThat(e.code()).isEqualTo(ErrorCodes.INVALID_QUERY);
+    }
 }

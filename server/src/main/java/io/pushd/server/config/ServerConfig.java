@@ -1,5 +1,6 @@
 package io.pushd.server.config;
 
+import io.pushd.protocol.TopicName;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -56,17 +57,32 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s);
     }
 
-    /** Listening socket and event loops. */
-    public record Server(String host, int port, int ioThreads) {
+    /**
+     * Listening socket and event loops; what the daemon serves besides the API: the demo page, and
+     * the topic a {@code /v1/live} query without {@code topic} follows ({@code ""} = none, such a
+     * query is refused).
+     */
+    public record Server(String host, int port, int ioThreads, boolean demo, String defaultTopic) {
         public static final String DEFAULT_HOST = "0.0.0.0";
         public static final int DEFAULT_PORT = 8080;
         /** 0 means two per core. */
         public static final int DEFAULT_IO_THREADS = 0;
+        /** The page only uses the public API, so serving it exposes nothing new; off with server.demo. */
+        public static final boolean DEFAULT_DEMO = true;
+        /** Off: a topic is named by the client unless an operator picks one for playbook clients. */
+        public static final String DEFAULT_DEFAULT_TOPIC = "";
 
         public Server {
             require(host != null && !host.isBlank(), "server.host", host, "a host name or address");
             require(port >= 0 && port <= 65535, "server.port", port, "0-65535 (0 picks a free port)");
             require(ioThreads >= 0 && ioThreads <= 1024, "server.ioThreads", ioThreads, "0-1024 (0 = 2 per core)");
+            require(defaultTopic != null && (defaultTopic.isEmpty() || TopicName.isValid(defaultTopic)),
+                    "server.defaultTopic", defaultTopic, "'' (off) or 1-200 characters of [A-Za-z0-9_.:-]");
+        }
+
+        /** The listening socket only; the rest at its defaults. */
+        public Server(String host, int port, int ioThreads) {
+            this(host, port, ioThreads, DEFAULT_DEMO, DEFAULT_DEFAULT_TOPIC);
         }
 
         public static Server defaults() {
@@ -74,7 +90,20 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
 
         public Server withPort(int p) {
-            return new Server(host, p, ioThreads);
+            return new Server(host, p, ioThreads, demo, defaultTopic);
+        }
+
+        public Server withDemo(boolean on) {
+            return new Server(host, port, ioThreads, on, defaultTopic);
+        }
+
+        public Server withDefaultTopic(String topic) {
+            return new Server(host, port, ioThreads, demo, topic);
+        }
+
+        /** The default topic, or null when off. */
+        public String defaultTopicOrNull() {
+            return defaultTopic.isEmpty() ? null : defaultTopic;
         }
     }
 

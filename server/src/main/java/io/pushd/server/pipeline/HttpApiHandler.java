@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side: checks each request ({@link HttpRequestCheck}), routes it ({@link StatusRoutes},
- * {@link TopicRoutes}, {@link LiveUpgradeGate}) and answers pipelined requests in order. Per
- * connection (it is in every HTTP pipeline until an upgrade removes it).
+ * {@link TopicRoutes}, {@link StaticRoutes}, {@link LiveUpgradeGate}) and answers pipelined
+ * requests in order. Per connection (it is in every HTTP pipeline until an upgrade removes it).
  */
 final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
@@ -36,6 +36,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private final StatusRoutes status;
     private final TopicRoutes topics;
     private final LiveUpgradeGate live;
+    private final StaticRoutes assets;
     /**
      * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, and
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
@@ -52,6 +53,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         this.status = new StatusRoutes(server);
         this.topics = new TopicRoutes(server);
         this.live = new LiveUpgradeGate(server, pipelines);
+        this.assets = new StaticRoutes(server);
     }
 
     @Override
@@ -136,6 +138,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             case "/metrics" -> status.metrics(ctx, req);
             case "/healthz" -> status.health(ctx, req);
             case "/readyz" -> status.ready(ctx, req);
+            case StaticRoutes.CLIENT_JS, StaticRoutes.CLIENT_TYPES, StaticRoutes.DEMO, StaticRoutes.DEMO_SLASH ->
+                    assets.handle(ctx, req, path);
             default -> {
                 if (path.startsWith(TopicRoutes.PREFIX)) {
                     CompletionStage<FullHttpResponse> answer = topics.handle(ctx, req, path);

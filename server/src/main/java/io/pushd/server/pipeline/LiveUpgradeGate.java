@@ -56,7 +56,7 @@ final class LiveUpgradeGate {
         List<ClientMessage.Subscribe> subscriptions;
         try {
             subscriptions = SubscriptionRequest.parse(uri.parameters(),
-                    server.config().limits().maxTopicsPerConnection());
+                    server.config().limits().maxTopicsPerConnection(), server.config().server().defaultTopicOrNull());
         } catch (ProtocolException e) {
             server.metrics().handshake(ServerMetrics.Handshake.REJECTED_REQUEST);
             HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()),

@@ -44,6 +44,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     public PushServerInitializer(ServerContext server, ConnectionLimiter connections) {
         this.server = server;
         this.connectionLimit = new ConnectionLimitFilter(connections, server.metrics());
+        WebAssets.get(); // read the browser files now: a jar without them fails here, not at the first request
         ServerConfig.Limits limits = server.config().limits();
         this.wsConfig = WebSocketServerProtocolConfig.newBuilder()
                 .websocketPath(LiveUpgradeGate.PATH)

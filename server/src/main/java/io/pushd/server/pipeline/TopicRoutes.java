@@ -14,7 +14,8 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * {@code /v1/topics/{topic}} (GET: the topic's epoch, head and oldest) and
- * {@code /v1/topics/{topic}/events} (POST: {@link PublishRoute}).
+ * {@code /v1/topics/{topic}/events} (POST: {@link PublishRoute}; GET: a page of history,
+ * {@link HistoryRoute}).
  */
 final class TopicRoutes {
 
@@ -22,10 +23,12 @@ final class TopicRoutes {
 
     private final ServerContext server;
     private final PublishRoute publish;
+    private final HistoryRoute events;
 
     TopicRoutes(ServerContext server) {
         this.server = server;
         this.publish = new PublishRoute(server);
+        this.events = new HistoryRoute(server);
     }
 
     /**
@@ -52,10 +55,14 @@ final class TopicRoutes {
             HttpResponses.onlyGet(ctx, req, () -> HttpResponses.reply(ctx, req, info(topic)));
             return null;
         }
+        if (req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD)) {
+            events.handle(ctx, req, topic);
+            return null;
+        }
         if (!req.method().equals(HttpMethod.POST)) {
             FullHttpResponse res = HttpResponses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,
-                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: POST)");
-            res.headers().set(HttpHeaderNames.ALLOW, "POST");
+                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: GET or POST)");
+            res.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD, POST");
             HttpResponses.reply(ctx, req, res);
             return null;
         }

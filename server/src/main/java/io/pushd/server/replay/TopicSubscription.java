@@ -65,7 +65,10 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         metrics.subscribed();
         TopicRange range = history.range(topic);
         String epoch = history.epoch(topic);
-        sink.send(new ServerMessage.Subscribed(topic, range.headId(epoch), range.oldestId(epoch), epoch));
+        // id: where this subscription starts. The requested ID even when a reset follows, so a
+        // client that stores every frame's id and drops here is told about the reset again.
+        EventId position = after != null ? after : new EventId(epoch, range.head());
+        sink.send(new ServerMessage.Subscribed(topic, range.headId(epoch), range.oldestId(epoch), epoch, position));
         lastSeq = range.head();
         if (after != null) {
             ResetReason reset = null;

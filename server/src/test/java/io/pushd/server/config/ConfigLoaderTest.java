@@ -329,4 +329,32 @@ class ConfigLoaderTest {
 
         assertThat(ConfigLoader.load(yaml(ConfigLoader.toYaml(custom)), Map.of())).isEqualTo(custom);
     }
+
+    @Test
+    void theDemoIsOnAndNoDefaultTopicIsSetByDefault() {
+        ServerConfig.Server s = ServerConfig.defaults().server();
+
+        assertThat(s.demo()).isTrue();
+        assertThat(s.defaultTopic()).isEmpty();
+        assertThat(s.defaultTopicOrNull()).isNull();
+    }
+
+    @Test
+    void demoAndDefaultTopicAreSetFromTheFileAndFromOverrides() throws IOException {
+        ServerConfig fromFile = ConfigLoader.load(yaml("server:\n  demo: false\n  defaultTopic: feed\n"), Map.of());
+        ServerConfig fromFlags = ConfigLoader.load(null, Map.of("server.demo", "false", "server.defaultTopic", "news"));
+
+        assertThat(fromFile.server().demo()).isFalse();
+        assertThat(fromFile.server().defaultTopicOrNull()).isEqualTo("feed");
+        assertThat(fromFlags.server().demo()).isFalse();
+        assertThat(fromFlags.server().defaultTopicOrNull()).isEqualTo("news");
+        assertThat(ConfigLoader.fromEnvironment(Map.of("PUSH_SERVER_DEFAULT_TOPIC", "x")))
+                .containsEntry("server.defaultTopic", "x");
+    }
+
+    @Test
+    void aDefaultTopicThatIsNoTopicNameIsRejectedByName() throws IOException {
+        assertThat(loadFailure("server:\n  defaultTopic: \"a b\"\n"))
+                .hasMessageContaining("server.defaultTopic").hasMessageContaining("[A-Za-z0-9_.:-]");
+    }
 }

@@ -81,7 +81,7 @@ class TopicSubscriptionTest {
             throw e;
         });
         channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 2)));
-        assertThat(written()).containsExactly("subscribed", "event:3", "event:4", "event:5");
+        assertThat(written()).containsExactly("subscribed:2", "event:3", "event:4", "event:5");
 
         append(6);
         ByteBuf six = liveFrame(6);
@@ -110,7 +110,7 @@ class TopicSubscriptionTest {
             throw e;
         });
         channel.eventLoop().execute(() -> sub.start(null)); // live only, at head 5
-        assertThat(written()).containsExactly("subscribed");
+        assertThat(written()).containsExactly("subscribed:5"); // its id: where a resume would start
 
         append(6);
         append(7);
@@ -131,7 +131,7 @@ class TopicSubscriptionTest {
             throw e;
         });
         channel.eventLoop().execute(() -> sub.start(null));
-        assertThat(written()).containsExactly("subscribed");
+        assertThat(written()).containsExactly("subscribed:5");
         sub.close();
         assertThat(hub.subscriberCount("t")).isZero();
         append(6);

@@ -1,0 +1,251 @@
+package io.pushd.server.pipeline;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufOutputStream;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.pushd.protocol.ErrorCodes;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.protocol.ResetReason;
+import io.pushd.server.history.EventHistory;
+import io.pushd.server.history.TopicRange;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * {@code GET /v1/topics/{topic}/events?after=ID&limit=N}: a page of kept events and the cursor of
+ * the next one, for an application that reloads after a {@code reset} or has no socket. The same
+ * rule as a subscription decides whether {@code after} can be honoured; when it cannot, the answer
+ * is {@code 409 {"error":"reset","reason":...,"head":...}} instead of a page with a hole.
+ *
+ * <p>Pages are bounded ({@link #MAX_LIMIT} events, about {@link #PAGE_BYTES} of event data), so
+ * reading one on the event loop costs no more than a replay step or two.
+ */
+final class HistoryRoute {
+
+    static final int DEFAULT_LIMIT = 100;
+    static final int MAX_LIMIT = 1000;
+    /** A page stops after the event that crosses this (64 KiB events would otherwise make 64 MB pages). */
+    static final int PAGE_BYTES = 1 << 20;
+    /** Events per read, as in a replay step. */
+    private static final int READ_STEP = 64;
+    static final String RESET = "reset";
+
+    private final ServerContext server;
+
+    HistoryRoute(ServerContext server) {
+        this.server = server;
+    }
+
+    void handle(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
+        Map<String, List<String>> query = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8).parameters();
+        for (String key : query.keySet()) {
+            if (!key.equals("after") && !key.equals("limit")) {
+                reply(ctx, req, badQuery(ErrorCodes.INVALID_QUERY, "unknown query parameter '"
+                        + HttpResponses.shorten(key) + "' (expected: after, limit)"));
+                return;
+            }
+        }
+        String limitText = single(query, "limit");
+        String afterText = single(query, "after");
+        if (limitText == null || afterText == null) {
+            reply(ctx, req, badQuery(ErrorCodes.INVALID_QUERY, "'after' and 'limit' may be given once each"));
+            return;
+        }
+        int limit = parseLimit(limitText);
+        if (limit < 0) {
+            reply(ctx, req, badQuery(ErrorCodes.INVALID_QUERY, "limit: '" + HttpResponses.shorten(limitText)
+                    + "' (expected: 1-" + MAX_LIMIT + ", default " + DEFAULT_LIMIT + ")"));
+            return;
+        }
+        EventId after = null;
+        if (!afterText.isEmpty()) {
+            try {
+                after = EventId.parse(afterText);
+            } catch (IllegalArgumentException e) {
+                reply(ctx, req, badQuery(ErrorCodes.INVALID_ID, e.getMessage()));
+                return;
+            }
+        }
+        reply(ctx, req, page(ctx, topic, after, limit));
+    }
+
+    private static void reply(ChannelHandlerContext ctx, FullHttpRequest req, FullHttpResponse res) {
+        HttpResponses.reply(ctx, req, res);
+    }
+
+    /** The one value of a parameter, "" when absent, null when repeated. */
+    private static String single(Map<String, List<String>> query, String key) {
+        List<String> values = query.getOrDefault(key, List.of());
+        return values.size() > 1 ? null : values.isEmpty() ? "" : values.get(0);
+    }
+
+    /** The limit, or -1 when it is not a whole number in range. */
+    static int parseLimit(String text) {
+        if (text.isEmpty()) {
+            return DEFAULT_LIMIT;
+        }
+        if (text.length() > 4 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return -1;
+        }
+        int n = Integer.parseInt(text);
+        return n >= 1 && n <= MAX_LIMIT ? n : -1;
+    }
+
+    private static FullHttpResponse badQuery(String code, String message) {
+        return HttpResponses.error(HttpResponseStatus.BAD_REQUEST, code, message);
+    }
+
+    private FullHttpResponse page(ChannelHandlerContext ctx, String topic, EventId after, int limit) {
+        EventHistory history = server.history();
+        String epoch = history.epoch(topic);
+        TopicRange range = history.range(topic);
+        long from;
+        if (after == null) {
+            from = range.hasKeptEvents() ? range.oldest() - 1 : range.head(); // the oldest kept, or nothing
+        } else {
+            ResetReason reason = resetReason(after, epoch, range);
+            if (reason != null) {
+                return reset(topic, epoch, range, reason);
+            }
+            from = after.seq();
+        }
+        ByteBuf body = ctx.alloc().buffer();
+        try {
+            Page page = write(history, body, topic, epoch, from, limit, range);
+            if (page.gap) { // retention dropped what followed 'after' between the check and the read
+                body.release();
+                return reset(topic, epoch, history.range(topic), ResetReason.EXPIRED);
+            }
+        } catch (RuntimeException e) {
+            body.release();
+            throw e;
+        }
+        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, body);
+        res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+        res.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+        HttpUtil.setContentLength(res, body.readableBytes());
+        return res;
+    }
+
+    /** The subscription's rule (replay.TopicSubscription): null when every event after {@code after} is kept. */
+    static ResetReason resetReason(EventId after, String epoch, TopicRange range) {
+        if (!after.epoch().equals(epoch)) {
+            return ResetReason.UNKNOWN_EPOCH;
+        }
+        if (after.seq() > range.head()) {
+            return ResetReason.FUTURE;
+        }
+        if (after.seq() < range.head() && (range.oldest() == 0 || after.seq() < range.oldest() - 1)) {
+            return ResetReason.EXPIRED;
+        }
+        return null;
+    }
+
+    /**
+     * 409: the request is well-formed but this history cannot answer it without a hole. The
+     * client reloads its state from its source of truth and continues with {@code after=head}.
+     */
+    private static FullHttpResponse reset(String topic, String epoch, TopicRange range, ResetReason reason) {
+        var body = ProtocolCodec.mapper().createObjectNode();
+        body.put("error", RESET);
+        body.put("reason", reason.wireName());
+        body.put("message", switch (reason) {
+            case EXPIRED -> "events after this ID are no longer kept; reload, then continue after 'head'";
+            case UNKNOWN_EPOCH -> "this ID belongs to another history; reload, then continue after 'head'";
+            case FUTURE -> "this ID lies beyond the head of the topic; reload, then continue after 'head'";
+        });
+        body.put("topic", topic);
+        body.put("epoch", epoch);
+        body.put("head", new EventId(epoch, range.head()).toString());
+        body.put("oldest", range.oldestId(epoch) == null ? null : range.oldestId(epoch).toString());
+        return HttpResponses.json(HttpResponseStatus.CONFLICT, body);
+    }
+
+    private static final class Page implements EventHistory.EventVisitor {
+        private final JsonGenerator g;
+        private final String epoch;
+        private final int limit;
+        long last;
+        int count;
+        int bytes;
+        boolean gap;
+
+        Page(JsonGenerator g, String epoch, long from, int limit) {
+            this.g = g;
+            this.epoch = epoch;
+            this.last = from;
+            this.limit = limit;
+        }
+
+        boolean full() {
+            return count >= limit || bytes >= PAGE_BYTES || gap;
+        }
+
+        @Override
+        public void accept(long seq, long ts, byte[] data) {
+            if (full() || seq <= last) {
+                return; // read in steps: what a step passes beyond the page is read again next time
+            }
+            if (seq != last + 1) {
+                gap = true;
+                return;
+            }
+            try {
+                g.writeStartObject();
+                g.writeStringField("id", epoch + '-' + seq);
+                g.writeNumberField("ts", ts);
+                g.writeFieldName("data");
+                g.writeRawValue(new String(data, StandardCharsets.UTF_8)); // compact JSON, as published
+                g.writeEndObject();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            last = seq;
+            count++;
+            bytes += data.length;
+        }
+    }
+
+    private static Page write(EventHistory history, ByteBuf body, String topic, String epoch, long from, int limit,
+                              TopicRange range) {
+        try (JsonGenerator g = ProtocolCodec.mapper().getFactory().createGenerator(
+                (OutputStream) new ByteBufOutputStream(body))) {
+            g.writeStartObject();
+            g.writeStringField("topic", topic);
+            g.writeStringField("epoch", epoch);
+            g.writeArrayFieldStart("events");
+            Page page = new Page(g, epoch, from, limit);
+            while (!page.full()) {
+                int step = Math.min(READ_STEP, limit - page.count);
+                if (history.read(topic, page.last, step, page) == 0) {
+                    break;
+                }
+            }
+            g.writeEndArray();
+            long head = Math.max(range.head(), page.last);
+            // more after this page: continue after its last event; else null, the page reached the head
+            boolean more = page.count > 0 && page.last < history.range(topic).head() && !page.gap;
+            g.writeStringField("next", more ? epoch + '-' + page.last : null);
+            g.writeStringField("head", epoch + '-' + head);
+            g.writeEndObject();
+            return page;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
