@@ -1,5 +1,7 @@
 package io.pushd.server.config;
 
+import io.pushd.server.auth.AuthConfig;
+import io.pushd.server.tls.TlsConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -11,7 +13,7 @@ import java.util.regex.Pattern;
  * defaults are the {@code DEFAULT_*} constants and equal {@code config/server.yaml}.
  */
 public record ServerConfig(Server server, Store store, Limits limits, Drain drain, Reconnect reconnect,
-                           Heartbeat heartbeat, Security security) {
+                           Heartbeat heartbeat, Security security, AuthSettings auth, TlsConfig tls) {
 
     public ServerConfig {
         Objects.requireNonNull(server, "server");
@@ -21,43 +23,67 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         Objects.requireNonNull(reconnect, "reconnect");
         Objects.requireNonNull(heartbeat, "heartbeat");
         Objects.requireNonNull(security, "security");
+        Objects.requireNonNull(auth, "auth");
+        Objects.requireNonNull(tls, "tls");
+        authConfig(); // the checks across sections (jwt mode needs keys)
+    }
+
+    /** The auth code's one value, gathered from {@code auth.*}, {@code security.*} and {@code limits.*}. */
+    public AuthConfig authConfig() {
+        return new AuthConfig(auth.mode(), auth.jwt(), security.publishAllowedFrom(),
+                limits.maxConnectionsPerSubject());
     }
 
     public static ServerConfig defaults() {
         return new ServerConfig(Server.defaults(), Store.defaults(), Limits.defaults(), Drain.defaults(),
-                Reconnect.defaults(), Heartbeat.defaults(), Security.defaults());
+                Reconnect.defaults(), Heartbeat.defaults(), Security.defaults(), AuthSettings.defaults(),
+                TlsConfig.defaults());
     }
 
     public ServerConfig withServer(Server s) {
-        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security);
+        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withStore(Store s) {
-        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security);
+        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withLimits(Limits l) {
-        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security);
+        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withDrain(Drain d) {
-        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security);
+        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withReconnect(Reconnect r) {
-        return new ServerConfig(server, store, limits, drain, r, heartbeat, security);
+        return new ServerConfig(server, store, limits, drain, r, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withHeartbeat(Heartbeat h) {
-        return new ServerConfig(server, store, limits, drain, reconnect, h, security);
+        return new ServerConfig(server, store, limits, drain, reconnect, h, security, auth, tls);
     }
 
     public ServerConfig withSecurity(Security s) {
-        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s);
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s, auth, tls);
+    }
+
+    public ServerConfig withAuth(AuthSettings a) {
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, a, tls);
+    }
+
+    public ServerConfig withTls(TlsConfig t) {
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, auth, t);
     }
 
     /** Listening socket and event loops. */
-    public record Server(String host, int port, int ioThreads) {
+    /**
+     * Listening sockets and event loops.
+     *
+     * @param adminPort when set, {@code /metrics}, {@code /healthz} and {@code /readyz} are served on
+     *                  this port only (on {@code host}), and answer 404 on {@code port}
+     */
+    public record Server(String host, int port, int ioThreads, Integer adminPort) {
         public static final String DEFAULT_HOST = "0.0.0.0";
         public static final int DEFAULT_PORT = 8080;
         /** 0 means two per core. */
@@ -67,14 +93,24 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(host != null && !host.isBlank(), "server.host", host, "a host name or address");
             require(port >= 0 && port <= 65535, "server.port", port, "0-65535 (0 picks a free port)");
             require(ioThreads >= 0 && ioThreads <= 1024, "server.ioThreads", ioThreads, "0-1024 (0 = 2 per core)");
+            require(adminPort == null || adminPort >= 0 && adminPort <= 65535 && (adminPort == 0 || adminPort != port),
+                    "server.adminPort", adminPort, "0-65535 and not server.port (0 picks a free port)");
+        }
+
+        public Server(String host, int port, int ioThreads) {
+            this(host, port, ioThreads, null);
         }
 
         public static Server defaults() {
-            return new Server(DEFAULT_HOST, DEFAULT_PORT, DEFAULT_IO_THREADS);
+            return new Server(DEFAULT_HOST, DEFAULT_PORT, DEFAULT_IO_THREADS, null);
         }
 
         public Server withPort(int p) {
-            return new Server(host, p, ioThreads);
+            return new Server(host, p, ioThreads, adminPort);
+        }
+
+        public Server withAdminPort(Integer p) {
+            return new Server(host, port, ioThreads, p);
         }
     }
 
@@ -132,7 +168,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                          int maxConnectionsPerIp, int maxHandshakesPerSecond, Duration handshakeTimeout,
                          Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate,
                          int maxTcpConnections, int maxTcpConnectionsPerAddress, Duration httpIdleTimeout,
-                         Duration httpMaxConnectionAge, int maxTopics) {
+                         Duration httpMaxConnectionAge, int maxTopics, int maxConnectionsPerSubject) {
         public static final int DEFAULT_MAX_PUBLISH_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_TOPICS_PER_CONNECTION = 100;
@@ -184,6 +220,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(httpMaxConnectionAge != null && httpMaxConnectionAge.toMillis() >= 100,
                     "limits.httpMaxConnectionAge", httpMaxConnectionAge, ">= 100ms");
             require(maxTopics >= 1, "limits.maxTopics", maxTopics, ">= 1");
+            require(maxConnectionsPerSubject >= 1, "limits.maxConnectionsPerSubject", maxConnectionsPerSubject, ">= 1");
         }
 
         public static Limits defaults() {
@@ -191,7 +228,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MAX_HANDSHAKES_PER_SECOND,
                     DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND,
                     false, DEFAULT_MAX_TCP_CONNECTIONS, DEFAULT_MAX_TCP_CONNECTIONS_PER_ADDRESS,
-                    DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE, DEFAULT_MAX_TOPICS);
+                    DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE, DEFAULT_MAX_TOPICS,
+                    AuthConfig.DEFAULT_MAX_CONNECTIONS_PER_SUBJECT);
         }
 
         public LimitsBuilder toBuilder() {
@@ -272,8 +310,11 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    /** Origins allowed to open WebSockets (empty = any), and proxies trusted for X-Forwarded-For. */
-    public record Security(List<String> allowedOrigins, List<String> trustedProxies) {
+    /**
+     * Origins allowed to open WebSockets (empty = any), proxies trusted for X-Forwarded-For, and
+     * (with {@code auth.mode: none}) the addresses allowed to publish.
+     */
+    public record Security(List<String> allowedOrigins, List<String> trustedProxies, List<String> publishAllowedFrom) {
         /** An RFC 6454 serialised origin: scheme, host (name, IPv4 or [IPv6]), optional port. */
         private static final Pattern ORIGIN = Pattern.compile(
                 "[a-z][a-z0-9+.-]*://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?");
@@ -283,6 +324,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(trustedProxies != null, "security.trustedProxies", null, "a list");
             allowedOrigins = List.copyOf(allowedOrigins);
             trustedProxies = List.copyOf(trustedProxies);
+            require(publishAllowedFrom != null, "security.publishAllowedFrom", null, "a list");
+            publishAllowedFrom = List.copyOf(publishAllowedFrom);
             for (String o : allowedOrigins) {
                 // compared with the Origin header byte for byte, so it must be in the form browsers send
                 require(o != null && ORIGIN.matcher(o).matches(), "security.allowedOrigins", o,
@@ -295,8 +338,16 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             }
         }
 
+        public Security(List<String> allowedOrigins, List<String> trustedProxies) {
+            this(allowedOrigins, trustedProxies, AuthConfig.DEFAULT_PUBLISH_ALLOWED_FROM);
+        }
+
         public static Security defaults() {
             return new Security(List.of(), List.of());
+        }
+
+        public Security withPublishAllowedFrom(List<String> blocks) {
+            return new Security(allowedOrigins, trustedProxies, blocks);
         }
     }
 

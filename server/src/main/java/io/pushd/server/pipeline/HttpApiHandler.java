@@ -36,6 +36,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private final StatusRoutes status;
     private final TopicRoutes topics;
     private final LiveUpgradeGate live;
+    /** False when {@code server.adminPort} is set: the status routes are served there only. */
+    private final boolean statusHere;
     /**
      * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, and
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
@@ -52,6 +54,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         this.status = new StatusRoutes(server);
         this.topics = new TopicRoutes(server);
         this.live = new LiveUpgradeGate(server, pipelines);
+        this.statusHere = server.config().server().adminPort() == null;
     }
 
     @Override
@@ -133,9 +136,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             case LiveUpgradeGate.PATH -> {
                 return live.pass(ctx, req, uri);
             }
-            case "/metrics" -> status.metrics(ctx, req);
-            case "/healthz" -> status.health(ctx, req);
-            case "/readyz" -> status.ready(ctx, req);
+            case "/metrics" -> status(ctx, req, path, () -> status.metrics(ctx, req));
+            case "/healthz" -> status(ctx, req, path, () -> status.health(ctx, req));
+            case "/readyz" -> status(ctx, req, path, () -> status.ready(ctx, req));
             default -> {
                 if (path.startsWith(TopicRoutes.PREFIX)) {
                     CompletionStage<FullHttpResponse> answer = topics.handle(ctx, req, path);
@@ -149,6 +152,15 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             }
         }
         return false;
+    }
+
+    private void status(ChannelHandlerContext ctx, FullHttpRequest req, String path, Runnable route) {
+        if (statusHere) {
+            route.run();
+        } else {
+            HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.NOT_FOUND, ErrorCodes.NOT_FOUND,
+                    "no resource at " + path));
+        }
     }
 
     /** A publish: requests behind it wait until its answer is out. */
