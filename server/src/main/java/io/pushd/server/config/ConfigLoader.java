@@ -212,7 +212,8 @@ public final class ConfigLoader {
                 }
                 merge((ObjectNode) existing, (ObjectNode) e.getValue(), key + ".");
             } else {
-                if (e.getValue().isNull()) {
+                // null only for a key that is unset by default (auth.jwt.issuer): --print-config writes those
+                if (e.getValue().isNull() && !existing.isNull()) {
                     throw new ConfigException(key + ": null (expected: a value)");
                 }
                 base.set(e.getKey(), e.getValue());

@@ -25,7 +25,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         Objects.requireNonNull(security, "security");
         Objects.requireNonNull(auth, "auth");
         Objects.requireNonNull(tls, "tls");
-        authConfig(); // the checks across sections (jwt mode needs keys)
+        // the checks across sections (mode jwt needs keys); the fields are not assigned yet here
+        new AuthConfig(auth.mode(), auth.jwt(), security.publishAllowedFrom(), limits.maxConnectionsPerSubject());
     }
 
     /** The auth code's one value, gathered from {@code auth.*}, {@code security.*} and {@code limits.*}. */
