@@ -36,8 +36,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private final StatusRoutes status;
     private final TopicRoutes topics;
     private final LiveUpgradeGate live;
-    /** False when {@code server.adminPort} is set: the status routes are served there only. */
-    private final boolean statusHere;
+    private final ServerContext server;
     /**
      * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, and
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
@@ -54,7 +53,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         this.status = new StatusRoutes(server);
         this.topics = new TopicRoutes(server);
         this.live = new LiveUpgradeGate(server, pipelines);
-        this.statusHere = server.config().server().adminPort() == null;
+        this.server = server;
     }
 
     @Override
@@ -155,7 +154,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void status(ChannelHandlerContext ctx, FullHttpRequest req, String path, Runnable route) {
-        if (statusHere) {
+        // with server.adminPort set, the status routes are served there only
+        if (server.config().server().adminPort() == null) {
             route.run();
         } else {
             HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.NOT_FOUND, ErrorCodes.NOT_FOUND,
