@@ -114,14 +114,14 @@ class AccessTokenTest {
     void aRefreshInBandKeepsTheSessionPastTheFirstTokensExpiry() throws Exception {
         PushClient client = resources.newClient(options().accessToken(() -> {
             try {
-                return token(Duration.ofMillis(1500));
+                return token(Duration.ofSeconds(4));
             } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         }).build(), recorder).start();
         Recorder.await("subscribed", WAIT, () -> recorder.subscribed.size() == 1);
         assertThat(client.refresh(token(Duration.ofMinutes(1)))).isTrue();
-        Thread.sleep(2_500);
+        Thread.sleep(4_500); // past the first token's exp
         publish(1);
         Recorder.await("the event", WAIT, () -> recorder.events.size() == 1);
         assertThat(recorder.closes).isEmpty();
