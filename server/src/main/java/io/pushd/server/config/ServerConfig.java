@@ -78,12 +78,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     }
 
     /** Listening socket and event loops. */
-    /**
-     * Listening sockets and event loops.
-     *
-     * @param adminPort when set, {@code /metrics}, {@code /healthz} and {@code /readyz} are served on
-     *                  this port only (on {@code host}), and answer 404 on {@code port}
-     */
+    /** Listening sockets and event loops; {@code adminPort} (optional) serves the status routes alone. */
     public record Server(String host, int port, int ioThreads, Integer adminPort) {
         public static final String DEFAULT_HOST = "0.0.0.0";
         public static final int DEFAULT_PORT = 8080;
@@ -311,10 +306,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    /**
-     * Origins allowed to open WebSockets (empty = any), proxies trusted for X-Forwarded-For, and
-     * (with {@code auth.mode: none}) the addresses allowed to publish.
-     */
+    /** Origins allowed to open WebSockets (empty = any), trusted proxies, publishers of auth.mode none. */
     public record Security(List<String> allowedOrigins, List<String> trustedProxies, List<String> publishAllowedFrom) {
         /** An RFC 6454 serialised origin: scheme, host (name, IPv4 or [IPv6]), optional port. */
         private static final Pattern ORIGIN = Pattern.compile(
