@@ -94,6 +94,8 @@ export declare class Subscription {
   stats(): SubscriptionStats;
   /** While waiting: try now. */
   reconnect(): void;
+  /** Sends a new token in band on the open WebSocket; false when none is open (nothing sent). */
+  refresh(token: string): boolean;
   /** Stops for good; no callback after this returns. */
   close(): void;
 }
@@ -143,3 +145,6 @@ export declare class TopicCursor {
   offer(id: EventId): 'accept' | 'duplicate' | 'foreign' | 'invalid';
   reset(id: EventId): void;
 }
+
+/** Close code of a session whose token expired (reconnects at once, resuming). */
+export const TOKEN_EXPIRED: 4001;

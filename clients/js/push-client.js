@@ -90,6 +90,9 @@ export function parseRetryHint(code, reason) {
  * The URL of a stream: `ws(s)://host/prefix/v1/live?topic=A@ID&topic=B@` (or `http(s)://.../v1/sse?...`).
  * `cursors` maps each topic to the ID to resume after, or null for live only.
  */
+/** The close code of a session whose token expired without a refresh (see the protocol README). */
+export const TOKEN_EXPIRED = 4001;
+
 export function streamUrl(base, transport, cursors, accessToken) {
   const u = baseUrl(base);
   const secure = u.protocol === 'https:' || u.protocol === 'wss:';
@@ -261,6 +264,21 @@ export class Subscription {
     return { ...this.#stats, failedAttempts: this.#attempt };
   }
 
+  /**
+   * Sends a new token in band (`{"type":"auth","token":…}`) on the open WebSocket, so a long
+   * session outlives its first token; the server answers `authenticated`, or an `invalid_token`
+   * error and the old token stays. Returns false (nothing sent) when no WebSocket is open: SSE
+   * has no way up, its next reconnect takes the `accessToken` function's new token. Reconnects
+   * always ask `accessToken` again, so it should return the new token too.
+   */
+  refresh(token) {
+    if (typeof token !== 'string' || token === '') throw new TypeError('refresh: token must be a non-empty string');
+    const c = this.#conn;
+    if (!c || c.transport !== 'websocket' || !c.opened || c.done || !c.socket || c.socket.readyState !== 1) return false;
+    c.socket.send(JSON.stringify({ type: 'auth', token }));
+    return true;
+  }
+
   /** While waiting to reconnect: try now (what the `online` event does). Otherwise nothing. */
   reconnect() {
     if (this.#state !== 'waiting') return;
@@ -410,8 +428,10 @@ export class Subscription {
     const hint = hintMs ?? parseRetryHint(code, reason);
     const attempt = this.#attempt;
     const o = this.#o;
-    const delayMs = nextDelay(attempt, { ...o, hintMs: hint, random: o.random });
-    this.#attempt = attempt + 1;
+    // 4001: the token expired, a planned close; reconnect at once (accessToken is asked again)
+    const expired = code === TOKEN_EXPIRED && conn.opened;
+    const delayMs = expired ? 0 : nextDelay(attempt, { ...o, hintMs: hint, random: o.random });
+    if (!expired) this.#attempt = attempt + 1;
     this.#timer = setTimeout(() => this.#connect(), delayMs);
     this.#setState('waiting', {
       delayMs, until: Date.now() + delayMs, attempt, code, reason: reason ?? '', hint: hint != null,

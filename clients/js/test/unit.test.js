@@ -458,3 +458,41 @@ describe('subscription', () => {
     assert.throws(() => subscribe('http://h', { topics: ['a'], maxDelayMs: 1, WebSocket: FakeWebSocket }), /maxDelayMs/);
   });
 });
+
+describe('tokens', () => {
+  beforeEach(() => {
+    FakeWebSocket.all = [];
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  });
+  afterEach(() => mock.timers.reset());
+
+  test('refresh sends an auth frame on the open WebSocket and nothing before it is open', async () => {
+    const { s } = start({ accessToken: 't1' });
+    assert.equal(s.refresh('t2'), false, 'not connected yet');
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r)); // the token is awaited
+    const ws = lastWs();
+    const sent = [];
+    ws.send = (x) => sent.push(x);
+    assert.equal(s.refresh('t2'), false, 'not open yet');
+    ws.open();
+    assert.equal(s.refresh('t2'), true);
+    assert.deepEqual(sent.map((x) => JSON.parse(x)), [{ type: 'auth', token: 't2' }]);
+    s.close();
+  });
+
+  test('a 4001 close reconnects at once and asks for a new token', async () => {
+    let asked = 0;
+    const { s } = start({ accessToken: () => `t${++asked}` });
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    lastWs().open();
+    lastWs().drop(4001, 'token expired');
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(FakeWebSocket.all.length, 2);
+    assert.match(lastWs().url, /access_token=t2/);
+    assert.equal(s.stats().failedAttempts, 0);
+    s.close();
+  });
+});

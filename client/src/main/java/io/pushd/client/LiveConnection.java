@@ -4,7 +4,9 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
@@ -55,11 +57,23 @@ final class LiveConnection extends SimpleChannelInboundHandler<WebSocketFrame> {
     Throwable failure;
     private String endNote;
 
-    LiveConnection(PushClient client, URI uri, PushClientOptions options) {
+    private final String accessToken;
+
+    LiveConnection(PushClient client, URI uri, PushClientOptions options, String accessToken) {
         super(true); // frames are released after channelRead0
         this.client = client;
         this.uri = uri;
         this.options = options;
+        this.accessToken = accessToken;
+    }
+
+    /** A text frame on the open WebSocket (an in-band command); false when it is not open. */
+    boolean sendText(String text) {
+        if (!opened || channel == null || !channel.isActive() || closeCode >= 0) {
+            return false;
+        }
+        channel.writeAndFlush(new TextWebSocketFrame(text));
+        return true;
     }
 
     void initPipeline(ChannelPipeline p) {
@@ -71,6 +85,8 @@ final class LiveConnection extends SimpleChannelInboundHandler<WebSocketFrame> {
                 .handshakeTimeoutMillis(options.handshakeTimeout().toMillis())
                 .maxFramePayloadLength(options.maxFrameBytes())
                 .allowExtensions(false)
+                .customHeaders(accessToken == null || accessToken.isEmpty() ? null
+                        : new DefaultHttpHeaders().set(HttpHeaderNames.AUTHORIZATION, "Bearer " + accessToken))
                 .build();
         // First in line, so that every byte read counts, pings included (they stop at the protocol handler).
         p.addLast("silence", new IdleStateHandler(options.silenceTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));

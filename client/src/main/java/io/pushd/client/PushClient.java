@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.pushd.protocol.ClientMessage;
 import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
@@ -115,6 +116,31 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends a new token in band ({@code {"type":"auth","token":…}}) on the open connection, so a
+     * long session outlives its first token (call it at about 80 % of the token's lifetime); the
+     * server answers {@code authenticated}, or an {@code invalid_token} error (to
+     * {@link PushListener#onError}) and the old token stays. Reconnects use the
+     * {@code accessToken} supplier, so it should return the new token too. Returns false when no
+     * connection is open (nothing sent). Any thread.
+     */
+    public boolean refresh(String token) {
+        if (token == null || token.isEmpty()) {
+            throw new IllegalArgumentException("token: empty");
+        }
+        String frame = ProtocolCodec.encode(new ClientMessage.Auth(token));
+        if (loop.inEventLoop()) {
+            return current != null && current.sendText(frame);
+        }
+        java.util.concurrent.CompletableFuture<Boolean> sent = new java.util.concurrent.CompletableFuture<>();
+        try {
+            loop.execute(() -> sent.complete(current != null && current.sendText(frame)));
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+        return sent.join();
+    }
+
     public ClientState state() {
         return state.get();
     }
@@ -219,7 +245,7 @@ public final class PushClient implements AutoCloseable {
         connectAttempts++;
         unconfirmedTopics = cursors.size();
         cursors.values().forEach(TopicCursor::newConnection);
-        LiveConnection conn = new LiveConnection(this, liveUri(), options);
+        LiveConnection conn = new LiveConnection(this, liveUri(), options, token());
         Bootstrap b = new Bootstrap()
                 .group(loop)
                 .channel(resources.channelType())
@@ -244,6 +270,19 @@ public final class PushClient implements AutoCloseable {
         });
         // One place decides what happens after any kind of end: refused, timed out, closed, dead.
         f.channel().closeFuture().addListener(done -> onClosed(conn));
+    }
+
+    /** The supplier's token for this attempt; a failing supplier sends none (the server then answers 401). */
+    private String token() {
+        if (options.accessToken() == null) {
+            return null;
+        }
+        try {
+            return options.accessToken().get();
+        } catch (RuntimeException e) {
+            log.warn("accessToken supplier threw; connecting without a token: {}", e.getClass().getSimpleName());
+            return null;
+        }
     }
 
     URI liveUri() {
@@ -296,6 +335,8 @@ public final class PushClient implements AutoCloseable {
             onSubscribed(conn, s);
         } else if (m instanceof ServerMessage.Reset r) {
             onReset(conn, r);
+        } else if (m instanceof ServerMessage.Authenticated a) {
+            log.debug("[{}] token accepted in band, session until {}", conn.id(), a.expiresAt());
         } else if (m instanceof ServerMessage.Error err) {
             log.warn("[{}] server error {}: {}", conn.id(), err.code(), err.message());
             try {
@@ -406,6 +447,16 @@ public final class PushClient implements AutoCloseable {
         }
         if (!advance(ClientState.WAITING)) {
             log.debug("[{}] closed; client closed, not reconnecting", conn.id());
+            return;
+        }
+        if (conn.opened && conn.closeCode == CloseCode.TOKEN_EXPIRED.code()) {
+            // a planned close: ask the supplier for a new token and resume at once, no backoff
+            log.debug("[{}] token expired; reconnecting now", conn.id());
+            try {
+                pendingAttempt = loop.schedule(this::attempt, 0, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                state.set(ClientState.CLOSED);
+            }
             return;
         }
         OptionalLong hint = conn.opened && (conn.closeCode == CloseCode.SERVICE_RESTART.code()

@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Supplier;
 
 /**
  * Immutable, validated settings of one {@link PushClient}. Build with {@link #builder(String, int)};
@@ -38,6 +39,7 @@ public final class PushClientOptions {
     private final Duration connectTimeout;
     private final Duration handshakeTimeout;
     private final int maxFrameBytes;
+    private final Supplier<String> accessToken;
 
     private PushClientOptions(Builder b) {
         this.host = b.host;
@@ -52,6 +54,7 @@ public final class PushClientOptions {
         this.connectTimeout = b.connectTimeout;
         this.handshakeTimeout = b.handshakeTimeout;
         this.maxFrameBytes = b.maxFrameBytes;
+        this.accessToken = b.accessToken;
         this.backoff = b.backoff != null ? b.backoff : Backoff.exponential(baseDelay, maxDelay, maxHint, random);
     }
 
@@ -72,6 +75,7 @@ public final class PushClientOptions {
         b.connectTimeout = connectTimeout;
         b.handshakeTimeout = handshakeTimeout;
         b.maxFrameBytes = maxFrameBytes;
+        b.accessToken = accessToken;
         return b;
     }
 
@@ -125,10 +129,17 @@ public final class PushClientOptions {
         return maxFrameBytes;
     }
 
+    /** Asked before every connection attempt for the token sent as {@code Authorization: Bearer}; null: none. */
+    public Supplier<String> accessToken() {
+        return accessToken;
+    }
+
     @Override
     public String toString() {
+        // never the token: only whether there is a supplier
         return "PushClientOptions[" + host + ":" + port + ", topics=" + topics.keySet() + ", local=" + localAddress
-                + ", backoff=" + backoff + ", silenceTimeout=" + silenceTimeout + "]";
+                + ", backoff=" + backoff + ", silenceTimeout=" + silenceTimeout
+                + (accessToken == null ? "" : ", accessToken=supplied") + "]";
     }
 
     static Duration requirePositive(String name, Duration d) {
@@ -153,6 +164,7 @@ public final class PushClientOptions {
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
+        private Supplier<String> accessToken;
 
         private Builder(String host, int port) {
             if (host == null || host.isBlank()) {
@@ -235,6 +247,17 @@ public final class PushClientOptions {
                 throw new IllegalArgumentException("maxFrameBytes: " + n + " (expected: >= 1024)");
             }
             this.maxFrameBytes = n;
+            return this;
+        }
+
+        /**
+         * A server with {@code auth.mode: jwt}: {@code supplier} is asked on the client's event loop
+         * before every connection attempt (so keep it fast: return a cached token, refreshed
+         * elsewhere), and its token goes out as {@code Authorization: Bearer} on the upgrade. A
+         * null or empty answer sends none. See also {@link PushClient#refresh(String)}.
+         */
+        public Builder accessToken(Supplier<String> supplier) {
+            this.accessToken = supplier;
             return this;
         }
 

@@ -18,4 +18,21 @@ public sealed interface ClientMessage {
             TopicName.require(topic);
         }
     }
+
+    /**
+     * A new token for this session ({@code {"type":"auth","token":…}}): same {@code sub}, new
+     * expiry and permissions. {@link #toString()} never shows the token.
+     */
+    record Auth(String token) implements ClientMessage {
+        public Auth {
+            if (token == null || token.isEmpty()) {
+                throw new IllegalArgumentException("token: empty");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "Auth[token=REDACTED]";
+        }
+    }
 }

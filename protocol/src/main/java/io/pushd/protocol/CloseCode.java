@@ -20,7 +20,12 @@ public enum CloseCode {
     MESSAGE_TOO_BIG(1009, "message too big"),
     INTERNAL_ERROR(1011, "internal error"),
     SERVICE_RESTART(1012, "service restart"),
-    TRY_AGAIN_LATER(1013, "try again later");
+    TRY_AGAIN_LATER(1013, "try again later"),
+    /**
+     * The session's token reached {@code exp} (plus the leeway) without an in-band refresh. The
+     * client gets a new token and reconnects at once, resuming from its last IDs.
+     */
+    TOKEN_EXPIRED(4001, "token expired");
 
     /** RFC 6455 section 5.5: control frame payload is at most 125 bytes, 2 of them the code. */
     public static final int MAX_REASON_BYTES = 123;

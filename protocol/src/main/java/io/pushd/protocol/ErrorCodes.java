@@ -19,6 +19,14 @@ public final class ErrorCodes {
     public static final String ORIGIN_NOT_ALLOWED = "origin_not_allowed";
     public static final String INTERNAL = "internal";
     public static final String STORAGE_FULL = "storage_full";
+    /** 401: mode jwt and no token. */
+    public static final String MISSING_TOKEN = "missing_token";
+    /** 401 (and an in-band refresh that does not verify): the token does not verify. */
+    public static final String INVALID_TOKEN = "invalid_token";
+    /** 403 before the upgrade, or an in-band error frame: a topic outside the token's {@code topics}. */
+    public static final String TOPIC_NOT_ALLOWED = "topic_not_allowed";
+    /** 403: a publish outside the token's {@code publish}, or from an address not allowed (mode none). */
+    public static final String PUBLISH_NOT_ALLOWED = "publish_not_allowed";
 
     private ErrorCodes() {
     }

@@ -110,7 +110,12 @@ public final class ProtocolCodec {
             node.put("reason", r.reason().wireName());
         } else if (message instanceof ServerMessage.Error err) {
             node.put("code", err.code());
+            if (err.topic() != null) {
+                node.put("topic", err.topic());
+            }
             node.put("message", err.message());
+        } else if (message instanceof ServerMessage.Authenticated a) {
+            node.put("expiresAt", a.expiresAt());
         }
         return node.toString();
     }
@@ -126,6 +131,9 @@ public final class ProtocolCodec {
         } else if (message instanceof ClientMessage.Unsubscribe u) {
             node.put("type", "unsubscribe");
             node.put("topic", u.topic());
+        } else if (message instanceof ClientMessage.Auth a) {
+            node.put("type", "auth");
+            node.put("token", a.token());
         }
         return node.toString();
     }
@@ -134,6 +142,14 @@ public final class ProtocolCodec {
     public static ClientMessage decodeClient(String text) {
         JsonNode node = readObject(text);
         String type = text(node, "type");
+        if (type.equals("auth")) {
+            JsonNode token = node.get("token");
+            if (token == null || !token.isTextual() || token.asText().isEmpty()) {
+                // never quote the frame: it is a token, or near one
+                throw new ProtocolException(ErrorCodes.BAD_MESSAGE, "'token' must be a non-empty string");
+            }
+            return new ClientMessage.Auth(token.asText());
+        }
         String topic = text(node, "topic");
         if (!TopicName.isValid(topic)) {
             throw new ProtocolException(ErrorCodes.INVALID_TOPIC,
@@ -161,7 +177,7 @@ public final class ProtocolCodec {
                 return new ClientMessage.Unsubscribe(topic);
             default:
                 throw new ProtocolException(ErrorCodes.BAD_MESSAGE,
-                        "unknown message type (expected: subscribe, unsubscribe)");
+                        "unknown message type (expected: subscribe, unsubscribe, auth)");
         }
     }
 
@@ -181,7 +197,11 @@ public final class ProtocolCodec {
                 return new ServerMessage.Reset(text(node, "topic"), EventId.parse(text(node, "id")),
                         ResetReason.fromWire(text(node, "reason")));
             case "error":
-                return new ServerMessage.Error(text(node, "code"), text(node, "message"));
+                return new ServerMessage.Error(text(node, "code"), text(node, "message"),
+                        node.path("topic").isTextual() ? node.get("topic").asText() : null);
+            case "authenticated":
+                return new ServerMessage.Authenticated(node.path("expiresAt").isNumber()
+                        ? node.get("expiresAt").asLong() : null);
             default:
                 throw new ProtocolException(ErrorCodes.BAD_MESSAGE, "unknown server message type: " + type);
         }

@@ -43,11 +43,29 @@ public sealed interface ServerMessage {
         }
     }
 
-    /** A bad in-band command; the connection stays open. */
-    record Error(String code, String message) implements ServerMessage {
+    /**
+     * A bad in-band command; the connection stays open. {@code topic} names the topic a
+     * {@code topic_not_allowed} is about, else null.
+     */
+    record Error(String code, String message, String topic) implements ServerMessage {
+        public Error(String code, String message) {
+            this(code, message, null);
+        }
+
         @Override
         public String type() {
             return "error";
+        }
+    }
+
+    /**
+     * The answer to an in-band {@code auth}: the new token holds. {@code expiresAt} is the epoch
+     * millisecond the session would be closed with 4001 without another refresh, or null.
+     */
+    record Authenticated(Long expiresAt) implements ServerMessage {
+        @Override
+        public String type() {
+            return "authenticated";
         }
     }
 }

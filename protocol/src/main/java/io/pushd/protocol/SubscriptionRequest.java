@@ -12,6 +12,9 @@ import java.util.Map;
  */
 public final class SubscriptionRequest {
 
+    /** The query parameter that carries a token (see the access control section of the README). */
+    public static final String ACCESS_TOKEN = "access_token";
+
     private SubscriptionRequest() {
     }
 
@@ -39,9 +42,10 @@ public final class SubscriptionRequest {
             query = withTopic;
         }
         for (String key : query.keySet()) {
-            if (!key.equals("topic") && !key.equals("after")) {
+            // access_token is the browsers' carrier of a token: read (and checked) by the server's auth
+            if (!key.equals("topic") && !key.equals("after") && !key.equals(ACCESS_TOKEN)) {
                 throw new ProtocolException(ErrorCodes.INVALID_QUERY,
-                        "unknown query parameter '" + shorten(key) + "' (expected: topic, after)");
+                        "unknown query parameter '" + shorten(key) + "' (expected: topic, after, access_token)");
             }
         }
         List<String> topics = query.getOrDefault("topic", List.of());

@@ -17,6 +17,10 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.admission.ConnectionLimiter;
+import io.pushd.server.auth.AccessControl;
+import io.pushd.server.auth.AuthConfig;
+import io.pushd.server.tls.ReloadingSslContext;
+import io.pushd.server.pipeline.AdminInitializer;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.ConnectionCountCheckpoint;
 import io.pushd.server.lifecycle.Drainer;
@@ -37,7 +41,9 @@ import io.pushd.server.history.Publisher;
 import io.pushd.server.topic.TopicHub;
 import com.sun.management.UnixOperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -78,6 +84,9 @@ public final class PushServer implements AutoCloseable {
     private final ConnectionLimiter tcpConnections;
     private final ServerMetrics metrics;
     private final Channel serverChannel;
+    private final Channel adminChannel; // null without server.adminPort
+    private final AccessControl access;
+    private final ReloadingSslContext tls; // null without tls.certFile
 
     /** Starts a server with the system clock. */
     public static PushServer start(ServerConfig config) throws InterruptedException {
@@ -92,10 +101,18 @@ public final class PushServer implements AutoCloseable {
     private PushServer(ServerConfig config, TimeProvider clock) throws InterruptedException {
         long t0 = System.nanoTime();
         this.config = config;
+        // keys and certificate first, off the event loops: a broken file stops the start before anything opens
+        this.metrics = new ServerMetrics();
+        this.access = AccessControl.start(config.authConfig(), Clock.systemUTC(), metrics::authDenied);
+        try {
+            this.tls = config.tls().enabled() ? ReloadingSslContext.start(config.tls()) : null;
+        } catch (RuntimeException e) {
+            access.close();
+            throw e;
+        }
         ServerConfig.Store sc = config.store();
         this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
                 sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
-        this.metrics = new ServerMetrics();
         this.hub = new TopicHub(store::epoch, PooledByteBufAllocator.DEFAULT, metrics);
         this.publisher = new Publisher(store, new LocalSequencer(store.heads(), config.limits().maxTopics()), hub, metrics,
                 clock::currentTimeMillis, PUBLISH_QUEUE_CAPACITY);
@@ -128,7 +145,8 @@ public final class PushServer implements AutoCloseable {
         this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions, connectionCount::write);
         ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
         ServerContext context = new ServerContext(config, store, publisher, lifecycle, clientAddress, metrics,
-                new SessionContext(config.limits(), store, hub, lifecycle, hints, admission, sessions, metrics));
+                new SessionContext(config.limits(), store, hub, lifecycle, hints, admission, sessions, metrics,
+                        access));
         long openFiles = openFileLimit();
         this.tcpConnections = ConnectionLimiter.of(config.limits(), openFiles, clientAddress);
         metrics.gauge("push.tcp.connections", "open TCP connections of every kind", null, tcpConnections,
@@ -136,7 +154,10 @@ public final class PushServer implements AutoCloseable {
         log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", tcpConnections.maxTotal(),
                 tcpConnections.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
         try {
-            this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections));
+            this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
+                    config.server().port());
+            this.adminChannel = config.server().adminPort() == null ? null
+                    : bind(channelType, new AdminInitializer(context), config.server().adminPort());
         } catch (RuntimeException | InterruptedException e) {
             shutdownResources();
             throw e;
@@ -145,8 +166,34 @@ public final class PushServer implements AutoCloseable {
                 CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         lifecycle.advanceTo(ServerState.READY);
         long startupMillis = (System.nanoTime() - t0) / 1_000_000;
-        log.info("push server ready on {} ({}), epoch {}, {} events recovered in {} ms", serverChannel.localAddress(),
-                transport, store.epoch(), store.recoveredEvents(), startupMillis);
+        log.info("push server ready on {} ({}{}), epoch {}, {} events recovered in {} ms{}",
+                serverChannel.localAddress(), transport, tls == null ? "" : ", TLS", store.epoch(),
+                store.recoveredEvents(), startupMillis,
+                adminChannel == null ? "" : "; metrics and probes on " + adminChannel.localAddress());
+        warnIfOpen(config);
+    }
+
+    /** Mode none beyond loopback: anyone who reaches the port subscribes to every topic. */
+    private static void warnIfOpen(ServerConfig config) {
+        if (config.auth().mode() != AuthConfig.Mode.NONE || isLoopback(config.server().host())) {
+            return;
+        }
+        log.warn("auth.mode is none and the server listens on {} (beyond loopback): anyone who reaches it may "
+                + "subscribe to every topic and replay its history; publishing is allowed only from {}. "
+                + "Set auth.mode: jwt (see the README's Access control section) or server.host: 127.0.0.1",
+                config.server().host(), config.security().publishAllowedFrom());
+    }
+
+    private static boolean isLoopback(String host) {
+        if (host.equals("localhost")) {
+            return true;
+        }
+        byte[] addr = io.netty.util.NetUtil.createByteArrayFromIpAddressString(host);
+        try {
+            return addr != null && InetAddress.getByAddress(addr).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
     }
 
     private void registerStoreGauges(TimeProvider clock) {
@@ -162,7 +209,8 @@ public final class PushServer implements AutoCloseable {
                 store.storage(), g -> g.freeBytes());
     }
 
-    private Channel bind(Class<? extends ServerSocketChannel> channelType, PushServerInitializer initializer)
+    private Channel bind(Class<? extends ServerSocketChannel> channelType,
+                         io.netty.channel.ChannelInitializer<io.netty.channel.socket.SocketChannel> initializer, int port)
             throws InterruptedException {
         Channel listening = new ServerBootstrap()
                 .group(bossGroup, workerGroup)
@@ -172,7 +220,7 @@ public final class PushServer implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(32 * 1024, 256 * 1024))
                 .childHandler(initializer)
-                .bind(new InetSocketAddress(config.server().host(), config.server().port()))
+                .bind(new InetSocketAddress(config.server().host(), port))
                 .sync()
                 .channel();
         // after the bind, so it comes after Netty's acceptor (which pauses accepting after a failure)
@@ -182,6 +230,16 @@ public final class PushServer implements AutoCloseable {
 
     public int port() {
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** The bound {@code server.adminPort}, or -1 when there is none. */
+    public int adminPort() {
+        return adminChannel == null ? -1 : ((InetSocketAddress) adminChannel.localAddress()).getPort();
+    }
+
+    /** The TLS context (tests watch its reloads), or null. */
+    public ReloadingSslContext tls() {
+        return tls;
     }
 
     public ServerState state() {
@@ -233,6 +291,9 @@ public final class PushServer implements AutoCloseable {
             return;
         }
         serverChannel.close().awaitUninterruptibly();
+        if (adminChannel != null) {
+            adminChannel.close().awaitUninterruptibly();
+        }
         List<Session> open = sessions.snapshot();
         open.forEach(Session::abort);
         Sessions.awaitClosed(open, Duration.ofSeconds(2));
@@ -250,5 +311,9 @@ public final class PushServer implements AutoCloseable {
         bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
         store.close();
+        access.close();
+        if (tls != null) {
+            tls.close();
+        }
     }
 }

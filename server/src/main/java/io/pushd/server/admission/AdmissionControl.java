@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class AdmissionControl {
 
     /** Which limit refused a connection. */
-    public enum Limit { CONNECTIONS, PER_IP, HANDSHAKE_RATE, STARTUP_RAMP }
+    public enum Limit { CONNECTIONS, PER_IP, HANDSHAKE_RATE, STARTUP_RAMP, PER_SUBJECT }
 
     /** The ramp admits this much faster than an even spread, so clients that keep to it are not refused. */
     static final double RAMP_SLACK = 1.25;
@@ -26,6 +26,7 @@ public final class AdmissionControl {
 
     private final int maxConnections;
     private final int maxPerIp;
+    private final int maxPerSubject;
     private final RetryHints hints;
     private final TokenBucket handshakes;
     private final AtomicInteger connections = new AtomicInteger();
@@ -33,10 +34,12 @@ public final class AdmissionControl {
     private volatile long rampUntilNanos;
     private volatile long rampWindowMillis;
     private final ConcurrentHashMap<String, AtomicInteger> perIp = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, AtomicInteger> perSubject = new ConcurrentHashMap<>();
 
     public AdmissionControl(ServerConfig.Limits limits, RetryHints hints) {
         this.maxConnections = limits.maxConnections();
         this.maxPerIp = limits.maxConnectionsPerIp();
+        this.maxPerSubject = limits.maxConnectionsPerSubject();
         this.hints = hints;
         this.handshakes = new TokenBucket(limits.maxHandshakesPerSecond(), System.nanoTime());
     }
@@ -58,8 +61,18 @@ public final class AdmissionControl {
         ramp = new TokenBucket(rate, Math.max(1.0, rate / 10), now); // at most 100 ms worth at once
     }
 
-    /** Call once per upgraded connection; when admitted, call {@link #release} when it closes. */
+    /** {@link #admit(String, String)} without a token subject (auth.mode none). */
     public Decision admit(String clientIp) {
+        return admit(clientIp, null);
+    }
+
+    /**
+     * Call once per upgraded connection; when admitted, call {@link #release(String, String)} with
+     * the same arguments when it closes.
+     *
+     * @param subject the token's {@code sub}, counted against {@code limits.maxConnectionsPerSubject}; null: none
+     */
+    public Decision admit(String clientIp, String subject) {
         TokenBucket r = ramp;
         if (r != null) {
             long now = System.nanoTime();
@@ -88,26 +101,52 @@ public final class AdmissionControl {
             connections.decrementAndGet();
             return refuse(Limit.CONNECTIONS, "server at its connection limit", (double) total / maxConnections);
         }
-        // Counted inside compute so a concurrent release cannot drop the entry between get and increment.
-        int[] n = new int[1];
-        perIp.compute(clientIp, (k, v) -> {
-            AtomicInteger c = v == null ? new AtomicInteger() : v;
-            n[0] = c.incrementAndGet();
-            if (n[0] > maxPerIp) {
-                c.decrementAndGet();
-            }
-            return c.get() == 0 ? null : c;
-        });
-        if (n[0] > maxPerIp) {
+        int n = acquire(perIp, clientIp, maxPerIp);
+        if (n > maxPerIp) {
             connections.decrementAndGet();
-            return refuse(Limit.PER_IP, "too many connections from one address", (double) n[0] / maxPerIp);
+            return refuse(Limit.PER_IP, "too many connections from one address", (double) n / maxPerIp);
+        }
+        if (subject != null) {
+            int s = acquire(perSubject, subject, maxPerSubject);
+            if (s > maxPerSubject) {
+                connections.decrementAndGet();
+                releaseOne(perIp, clientIp);
+                return refuse(Limit.PER_SUBJECT, "too many connections of one token subject",
+                        (double) s / maxPerSubject);
+            }
         }
         return Decision.ADMITTED;
     }
 
+    /** Counts one more for {@code key} unless over {@code max}; returns the count it would have. */
+    private static int acquire(ConcurrentHashMap<String, AtomicInteger> counts, String key, int max) {
+        // Counted inside compute so a concurrent release cannot drop the entry between get and increment.
+        int[] n = new int[1];
+        counts.compute(key, (k, v) -> {
+            AtomicInteger c = v == null ? new AtomicInteger() : v;
+            n[0] = c.incrementAndGet();
+            if (n[0] > max) {
+                c.decrementAndGet();
+            }
+            return c.get() == 0 ? null : c;
+        });
+        return n[0];
+    }
+
+    private static void releaseOne(ConcurrentHashMap<String, AtomicInteger> counts, String key) {
+        counts.computeIfPresent(key, (k, v) -> v.decrementAndGet() <= 0 ? null : v);
+    }
+
     public void release(String clientIp) {
+        release(clientIp, null);
+    }
+
+    public void release(String clientIp, String subject) {
         connections.decrementAndGet();
-        perIp.computeIfPresent(clientIp, (k, v) -> v.decrementAndGet() <= 0 ? null : v);
+        releaseOne(perIp, clientIp);
+        if (subject != null) {
+            releaseOne(perSubject, subject);
+        }
     }
 
     public int connections() {

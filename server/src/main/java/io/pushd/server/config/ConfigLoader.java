@@ -157,11 +157,21 @@ public final class ConfigLoader {
                 // Only the configuration's sections: other PUSH_* variables (PUSH_LOG_LEVEL for
                 // logback.xml, a CI switch, ...) are not ours to refuse.
                 if (SECTIONS.contains(section)) {
-                    out.put(section + "." + camel(rest.substring(us + 1)), e.getValue());
+                    out.put(section + "." + subKey(section, rest.substring(us + 1)), e.getValue());
                 }
             }
         }
         return out;
+    }
+
+    /** Sub-sections of each section ({@code auth.jwt}): {@code PUSH_AUTH_JWT_JWKS_FILE} → {@code auth.jwt.jwksFile}. */
+    private static String subKey(String section, String snake) {
+        JsonNode sec = TREE.valueToTree(ServerConfig.defaults()).get(section);
+        int us = snake.indexOf('_');
+        if (us > 0 && sec != null && sec.path(snake.substring(0, us)).isObject()) {
+            return snake.substring(0, us) + "." + camel(snake.substring(us + 1));
+        }
+        return camel(snake);
     }
 
     /** The effective configuration as YAML, for {@code --print-config} and the start-up log. */
@@ -202,7 +212,8 @@ public final class ConfigLoader {
                 }
                 merge((ObjectNode) existing, (ObjectNode) e.getValue(), key + ".");
             } else {
-                if (e.getValue().isNull()) {
+                // null only for a key that is unset by default (auth.jwt.issuer): --print-config writes those
+                if (e.getValue().isNull() && !existing.isNull()) {
                     throw new ConfigException(key + ": null (expected: a value)");
                 }
                 base.set(e.getKey(), e.getValue());
@@ -227,8 +238,11 @@ public final class ConfigLoader {
         ((ObjectNode) parent).set(at.last().getMatchingProperty(), parse(dotted, existing, value));
     }
 
+    /** Keys that are numbers but unset by default: their null leaf says nothing of the type. */
+    private static final Set<String> OPTIONAL_NUMBERS = Set.of("server.adminPort");
+
     private static JsonNode parse(String key, JsonNode like, String value) {
-        if (like.isNumber()) {
+        if (like.isNumber() || like.isNull() && OPTIONAL_NUMBERS.contains(key)) {
             try {
                 return LongNode.valueOf(Long.parseLong(value.trim()));
             } catch (NumberFormatException e) {

@@ -23,6 +23,7 @@ public final class LimitsBuilder {
     private Duration httpIdleTimeout;
     private Duration httpMaxConnectionAge;
     private int maxTopics;
+    private int maxConnectionsPerSubject;
 
     LimitsBuilder(ServerConfig.Limits from) {
         maxPublishBytes = from.maxPublishBytes();
@@ -40,6 +41,7 @@ public final class LimitsBuilder {
         httpIdleTimeout = from.httpIdleTimeout();
         httpMaxConnectionAge = from.httpMaxConnectionAge();
         maxTopics = from.maxTopics();
+        maxConnectionsPerSubject = from.maxConnectionsPerSubject();
     }
 
     public LimitsBuilder maxPublishBytes(int value) {
@@ -117,8 +119,14 @@ public final class LimitsBuilder {
         return this;
     }
 
+    public LimitsBuilder maxConnectionsPerSubject(int value) {
+        maxConnectionsPerSubject = value;
+        return this;
+    }
+
     /** @throws ConfigException like the record's constructor, naming the first key out of range */
     public ServerConfig.Limits build() {
-        return new ServerConfig.Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections, maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout, httpMaxConnectionAge, maxTopics);
+        return new ServerConfig.Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections, maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout, httpMaxConnectionAge, maxTopics,
+                maxConnectionsPerSubject);
     }
 }

@@ -1,6 +1,8 @@
 package io.pushd.server.config;
 
 import io.pushd.protocol.TopicName;
+import io.pushd.server.auth.AuthConfig;
+import io.pushd.server.tls.TlsConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -12,7 +14,7 @@ import java.util.regex.Pattern;
  * defaults are the {@code DEFAULT_*} constants and equal {@code config/server.yaml}.
  */
 public record ServerConfig(Server server, Store store, Limits limits, Drain drain, Reconnect reconnect,
-                           Heartbeat heartbeat, Security security) {
+                           Heartbeat heartbeat, Security security, AuthSettings auth, TlsConfig tls) {
 
     public ServerConfig {
         Objects.requireNonNull(server, "server");
@@ -22,47 +24,66 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         Objects.requireNonNull(reconnect, "reconnect");
         Objects.requireNonNull(heartbeat, "heartbeat");
         Objects.requireNonNull(security, "security");
+        Objects.requireNonNull(auth, "auth");
+        Objects.requireNonNull(tls, "tls");
+        // the checks across sections (mode jwt needs keys); the fields are not assigned yet here
+        new AuthConfig(auth.mode(), auth.jwt(), security.publishAllowedFrom(), limits.maxConnectionsPerSubject());
+    }
+
+    /** The auth code's one value, gathered from {@code auth.*}, {@code security.*} and {@code limits.*}. */
+    public AuthConfig authConfig() {
+        return new AuthConfig(auth.mode(), auth.jwt(), security.publishAllowedFrom(),
+                limits.maxConnectionsPerSubject());
     }
 
     public static ServerConfig defaults() {
         return new ServerConfig(Server.defaults(), Store.defaults(), Limits.defaults(), Drain.defaults(),
-                Reconnect.defaults(), Heartbeat.defaults(), Security.defaults());
+                Reconnect.defaults(), Heartbeat.defaults(), Security.defaults(), AuthSettings.defaults(),
+                TlsConfig.defaults());
     }
 
     public ServerConfig withServer(Server s) {
-        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security);
+        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withStore(Store s) {
-        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security);
+        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withLimits(Limits l) {
-        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security);
+        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withDrain(Drain d) {
-        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security);
+        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withReconnect(Reconnect r) {
-        return new ServerConfig(server, store, limits, drain, r, heartbeat, security);
+        return new ServerConfig(server, store, limits, drain, r, heartbeat, security, auth, tls);
     }
 
     public ServerConfig withHeartbeat(Heartbeat h) {
-        return new ServerConfig(server, store, limits, drain, reconnect, h, security);
+        return new ServerConfig(server, store, limits, drain, reconnect, h, security, auth, tls);
     }
 
     public ServerConfig withSecurity(Security s) {
-        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s);
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s, auth, tls);
+    }
+
+    public ServerConfig withAuth(AuthSettings a) {
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, a, tls);
+    }
+
+    public ServerConfig withTls(TlsConfig t) {
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, auth, t);
     }
 
     /**
-     * Listening socket and event loops; what the daemon serves besides the API: the demo page, and
+     * Listening sockets and event loops; what the daemon serves besides the API: the demo page, and
      * the topic a {@code /v1/live} query without {@code topic} follows ({@code ""} = none, such a
-     * query is refused).
+     * query is refused); {@code adminPort} (optional) serves the status routes alone.
      */
-    public record Server(String host, int port, int ioThreads, boolean demo, String defaultTopic) {
+    public record Server(String host, int port, int ioThreads, boolean demo, String defaultTopic, Integer adminPort) {
         public static final String DEFAULT_HOST = "0.0.0.0";
         public static final int DEFAULT_PORT = 8080;
         /** 0 means two per core. */
@@ -78,11 +99,13 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(ioThreads >= 0 && ioThreads <= 1024, "server.ioThreads", ioThreads, "0-1024 (0 = 2 per core)");
             require(defaultTopic != null && (defaultTopic.isEmpty() || TopicName.isValid(defaultTopic)),
                     "server.defaultTopic", defaultTopic, "'' (off) or 1-200 characters of [A-Za-z0-9_.:-]");
+            require(adminPort == null || adminPort >= 0 && adminPort <= 65535 && (adminPort == 0 || adminPort != port),
+                    "server.adminPort", adminPort, "0-65535 and not server.port (0 picks a free port)");
         }
 
         /** The listening socket only; the rest at its defaults. */
         public Server(String host, int port, int ioThreads) {
-            this(host, port, ioThreads, DEFAULT_DEMO, DEFAULT_DEFAULT_TOPIC);
+            this(host, port, ioThreads, DEFAULT_DEMO, DEFAULT_DEFAULT_TOPIC, null);
         }
 
         public static Server defaults() {
@@ -90,15 +113,19 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
 
         public Server withPort(int p) {
-            return new Server(host, p, ioThreads, demo, defaultTopic);
+            return new Server(host, p, ioThreads, demo, defaultTopic, adminPort);
         }
 
         public Server withDemo(boolean on) {
-            return new Server(host, port, ioThreads, on, defaultTopic);
+            return new Server(host, port, ioThreads, on, defaultTopic, adminPort);
         }
 
         public Server withDefaultTopic(String topic) {
-            return new Server(host, port, ioThreads, demo, topic);
+            return new Server(host, port, ioThreads, demo, topic, adminPort);
+        }
+
+        public Server withAdminPort(Integer p) {
+            return new Server(host, port, ioThreads, demo, defaultTopic, p);
         }
 
         /** The default topic, or null when off. */
@@ -161,7 +188,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                          int maxConnectionsPerIp, int maxHandshakesPerSecond, Duration handshakeTimeout,
                          Duration slowConsumerTimeout, int maxInboundMessagesPerSecond, boolean permessageDeflate,
                          int maxTcpConnections, int maxTcpConnectionsPerAddress, Duration httpIdleTimeout,
-                         Duration httpMaxConnectionAge, int maxTopics) {
+                         Duration httpMaxConnectionAge, int maxTopics, int maxConnectionsPerSubject) {
         public static final int DEFAULT_MAX_PUBLISH_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_FRAME_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_TOPICS_PER_CONNECTION = 100;
@@ -213,6 +240,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(httpMaxConnectionAge != null && httpMaxConnectionAge.toMillis() >= 100,
                     "limits.httpMaxConnectionAge", httpMaxConnectionAge, ">= 100ms");
             require(maxTopics >= 1, "limits.maxTopics", maxTopics, ">= 1");
+            require(maxConnectionsPerSubject >= 1, "limits.maxConnectionsPerSubject", maxConnectionsPerSubject, ">= 1");
         }
 
         public static Limits defaults() {
@@ -220,7 +248,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
                     DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_IP, DEFAULT_MAX_HANDSHAKES_PER_SECOND,
                     DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_SLOW_CONSUMER_TIMEOUT, DEFAULT_MAX_INBOUND_MESSAGES_PER_SECOND,
                     false, DEFAULT_MAX_TCP_CONNECTIONS, DEFAULT_MAX_TCP_CONNECTIONS_PER_ADDRESS,
-                    DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE, DEFAULT_MAX_TOPICS);
+                    DEFAULT_HTTP_IDLE_TIMEOUT, DEFAULT_HTTP_MAX_CONNECTION_AGE, DEFAULT_MAX_TOPICS,
+                    AuthConfig.DEFAULT_MAX_CONNECTIONS_PER_SUBJECT);
         }
 
         public LimitsBuilder toBuilder() {
@@ -301,8 +330,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    /** Origins allowed to open WebSockets (empty = any), and proxies trusted for X-Forwarded-For. */
-    public record Security(List<String> allowedOrigins, List<String> trustedProxies) {
+    /** Origins allowed to open WebSockets (empty = any), trusted proxies, publishers of auth.mode none. */
+    public record Security(List<String> allowedOrigins, List<String> trustedProxies, List<String> publishAllowedFrom) {
         /** An RFC 6454 serialised origin: scheme, host (name, IPv4 or [IPv6]), optional port. */
         private static final Pattern ORIGIN = Pattern.compile(
                 "[a-z][a-z0-9+.-]*://([a-z0-9-]+(\\.[a-z0-9-]+)*|\\[[0-9a-f:.]+\\])(:[0-9]{1,5})?");
@@ -312,6 +341,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(trustedProxies != null, "security.trustedProxies", null, "a list");
             allowedOrigins = List.copyOf(allowedOrigins);
             trustedProxies = List.copyOf(trustedProxies);
+            require(publishAllowedFrom != null, "security.publishAllowedFrom", null, "a list");
+            publishAllowedFrom = List.copyOf(publishAllowedFrom);
             for (String o : allowedOrigins) {
                 // compared with the Origin header byte for byte, so it must be in the form browsers send
                 require(o != null && ORIGIN.matcher(o).matches(), "security.allowedOrigins", o,
@@ -324,8 +355,16 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             }
         }
 
+        public Security(List<String> allowedOrigins, List<String> trustedProxies) {
+            this(allowedOrigins, trustedProxies, AuthConfig.DEFAULT_PUBLISH_ALLOWED_FROM);
+        }
+
         public static Security defaults() {
             return new Security(List.of(), List.of());
+        }
+
+        public Security withPublishAllowedFrom(List<String> blocks) {
+            return new Security(allowedOrigins, trustedProxies, blocks);
         }
     }
 

@@ -18,8 +18,11 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.internal.PlatformDependent;
 import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.ResetReason;
+import io.pushd.server.auth.AccessControl;
+import io.pushd.server.auth.DenialReason;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,7 +40,7 @@ public final class ServerMetrics {
     /** How a WebSocket upgrade ended. */
     public enum Handshake {
         ADMITTED, REFUSED_CONNECTIONS, REFUSED_PER_IP, REFUSED_RATE, REFUSED_STARTUP_RAMP, REJECTED_REQUEST,
-        REFUSED_DRAINING
+        REFUSED_DRAINING, REFUSED_PER_SUBJECT, REFUSED_UNAUTHORIZED
     }
 
     /** Why a TCP connection was refused or failed at accept. */
@@ -53,6 +56,7 @@ public final class ServerMetrics {
             "close frames sent with the server's own code, by code", "code", c -> Integer.toString(c.code()));
     private final Map<Refusal, Counter> refusals = counters(Refusal.class, "push.connections.refused",
             "TCP connections closed at accept (caps) or failed accepts", "reason", r -> r.name().toLowerCase());
+    private final Map<String, Counter> authDenied = registerAuthDenied();
     private final AtomicInteger subscriptions = registerSubscriptions();
     private final Counter published = counter("push.events.published", null, "events appended");
     private final Counter publishDeduplicated = counter("push.events.deduplicated", null,
@@ -104,6 +108,20 @@ public final class ServerMetrics {
                 .maximumExpectedValue(Duration.ofSeconds(5)).register(registry);
     }
 
+    /** Tagged by {@link DenialReason#code()} and the two permission refusals; never by anything of the token. */
+    private Map<String, Counter> registerAuthDenied() {
+        Map<String, Counter> out = new LinkedHashMap<>();
+        for (DenialReason r : DenialReason.values()) {
+            out.put(r.code(), null);
+        }
+        out.put(AccessControl.TOPIC_NOT_ALLOWED, null);
+        out.put(AccessControl.PUBLISH_NOT_ALLOWED, null);
+        out.replaceAll((reason, none) -> Counter.builder("push.auth.denied")
+                .description("requests and in-band commands refused by access control, by reason")
+                .tag("reason", reason).register(registry));
+        return Map.copyOf(out);
+    }
+
     private AtomicInteger registerSubscriptions() {
         AtomicInteger n = new AtomicInteger();
         Gauge.builder("push.subscriptions", n, AtomicInteger::get)
@@ -145,6 +163,14 @@ public final class ServerMetrics {
 
     public void connectionRefused(Refusal reason) {
         refusals.get(reason).increment();
+    }
+
+    /** @param reason a {@link DenialReason#code()} or one of the {@link AccessControl} constants */
+    public void authDenied(String reason) {
+        Counter c = authDenied.get(reason);
+        if (c != null) {
+            c.increment();
+        }
     }
 
     public void slowConsumerClosed() {

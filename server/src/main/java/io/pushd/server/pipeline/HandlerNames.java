@@ -5,6 +5,7 @@ package io.pushd.server.pipeline;
  *
  * <p>Every connection starts as HTTP ({@code initChannel}):
  * <pre>
+ *   tls                   SslHandler                  only with tls.certFile/keyFile; stays for the connection's life
  *   connection-limit      ConnectionLimitFilter       TCP caps in all and per address, at accept (then leaves)
  *   backpressure          BackpressureHandler         owns autoRead: paused while unwritable or requests wait
  *   flush-consolidation   FlushConsolidationHandler   batches flushes made while reading
@@ -35,6 +36,7 @@ package io.pushd.server.pipeline;
  * </pre>
  */
 public final class HandlerNames {
+    public static final String TLS = "tls";
     public static final String CONNECTION_LIMIT = "connection-limit";
     public static final String BACKPRESSURE = "backpressure";
     public static final String FLUSH_CONSOLIDATION = "flush-consolidation";

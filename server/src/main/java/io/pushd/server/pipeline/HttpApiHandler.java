@@ -37,6 +37,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private final TopicRoutes topics;
     private final LiveUpgradeGate live;
     private final StaticRoutes assets;
+    private final ServerContext server;
     /**
      * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, and
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
@@ -54,6 +55,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         this.topics = new TopicRoutes(server);
         this.live = new LiveUpgradeGate(server, pipelines);
         this.assets = new StaticRoutes(server);
+        this.server = server;
     }
 
     @Override
@@ -135,9 +137,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             case LiveUpgradeGate.PATH -> {
                 return live.pass(ctx, req, uri);
             }
-            case "/metrics" -> status.metrics(ctx, req);
-            case "/healthz" -> status.health(ctx, req);
-            case "/readyz" -> status.ready(ctx, req);
+            case "/metrics" -> status(ctx, req, path, () -> status.metrics(ctx, req));
+            case "/healthz" -> status(ctx, req, path, () -> status.health(ctx, req));
+            case "/readyz" -> status(ctx, req, path, () -> status.ready(ctx, req));
             case StaticRoutes.CLIENT_JS, StaticRoutes.CLIENT_TYPES, StaticRoutes.DEMO, StaticRoutes.DEMO_SLASH ->
                     assets.handle(ctx, req, path);
             default -> {
@@ -153,6 +155,16 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             }
         }
         return false;
+    }
+
+    private void status(ChannelHandlerContext ctx, FullHttpRequest req, String path, Runnable route) {
+        // with server.adminPort set, the status routes are served there only
+        if (server.config().server().adminPort() == null) {
+            route.run();
+        } else {
+            HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.NOT_FOUND, ErrorCodes.NOT_FOUND,
+                    "no resource at " + path));
+        }
     }
 
     /** A publish: requests behind it wait until its answer is out. */

@@ -50,7 +50,8 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             upgraded = true;
             List<ClientMessage.Subscribe> initial = ctx.channel().attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS)
                     .getAndSet(null);
-            if (session.open(ctx.channel().attr(LiveUpgradeGate.CLIENT_IP).get(), initial)) {
+            if (session.open(ctx.channel().attr(LiveUpgradeGate.CLIENT_IP).get(),
+                    ctx.channel().attr(AccessAnswers.GRANT).getAndSet(null), initial)) {
                 HeartbeatHandler heartbeat = ctx.pipeline().get(HeartbeatHandler.class);
                 if (heartbeat != null) {
                     heartbeat.start(ctx.pipeline().context(heartbeat));

@@ -12,13 +12,14 @@ import io.pushd.protocol.ClientMessage;
 import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.SubscriptionRequest;
+import io.pushd.server.auth.AccessDecision;
 import io.pushd.server.metrics.ServerMetrics;
 import java.util.List;
 
 /**
  * {@code /v1/live}: the checks an upgrade request must pass before the WebSocket handshake, each
  * mistake with its own answer (method, upgrade headers, Origin, the subscription query, the
- * drain). A request that passes is handed to {@link PushServerInitializer#upgradeToWebSocket}.
+ * token and its topics, the drain). A request that passes is handed to {@link PushServerInitializer#upgradeToWebSocket}.
  */
 final class LiveUpgradeGate {
 
@@ -63,12 +64,21 @@ final class LiveUpgradeGate {
                     true);
             return false;
         }
+        // before the upgrade: a browser sees the 401/403 status (a close code after it would hide why)
+        AccessDecision access = server.sessions().access().subscribe(req.headers().get(HttpHeaderNames.AUTHORIZATION),
+                req.uri(), subscriptions.stream().map(ClientMessage.Subscribe::topic).toList());
+        if (!access.allowed()) {
+            server.metrics().handshake(ServerMetrics.Handshake.REFUSED_UNAUTHORIZED);
+            HttpResponses.send(ctx, AccessAnswers.refusal(access), true);
+            return false;
+        }
         if (!server.lifecycle().isServing()) {
             server.metrics().handshake(ServerMetrics.Handshake.REFUSED_DRAINING);
             HttpResponses.send(ctx, HttpResponses.notAccepting(), true);
             return false;
         }
         ctx.channel().attr(INITIAL_SUBSCRIPTIONS).set(subscriptions);
+        ctx.channel().attr(AccessAnswers.GRANT).set(access.grant());
         ctx.channel().attr(CLIENT_IP).set(server.clientAddress().resolve(ctx.channel().remoteAddress(),
                 req.headers().get("X-Forwarded-For")));
         pipelines.upgradeToWebSocket(ctx, req);

@@ -10,9 +10,13 @@ import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ProtocolException;
+import io.netty.util.NetUtil;
+import io.pushd.server.auth.AccessDecision;
 import io.pushd.server.store.StorageFullException;
 import io.pushd.server.history.Publisher;
 import io.pushd.server.history.TopicLimitException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -34,6 +38,12 @@ final class PublishRoute {
      * the answer, which completes on the writer thread once the event is stored (or not).
      */
     CompletionStage<FullHttpResponse> publish(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
+        AccessDecision access = server.sessions().access().publish(req.headers().get(HttpHeaderNames.AUTHORIZATION),
+                req.uri(), topic, clientAddress(ctx, req));
+        if (!access.allowed()) {
+            HttpResponses.reply(ctx, req, AccessAnswers.refusal(access));
+            return null;
+        }
         String contentType = req.headers().get(HttpHeaderNames.CONTENT_TYPE);
         CharSequence mime = contentType == null ? null : HttpUtil.getMimeType(contentType);
         if (mime == null || !mime.toString().trim().equalsIgnoreCase("application/json")) {
@@ -62,6 +72,24 @@ final class PublishRoute {
         }
         return server.publisher().publish(topic, data, key)
                 .handle((result, failure) -> failure == null ? published(topic, result) : failed(failure));
+    }
+
+    /**
+     * Who publishes, for {@code security.publishAllowedFrom}: the peer, or the client a trusted
+     * proxy names (else a proxy on the same host would make every publisher loopback). Null when
+     * that is not an IP address.
+     */
+    private InetAddress clientAddress(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (server.sessions().access().tokensRequired()) {
+            return null; // mode jwt: the token decides, the address does not matter
+        }
+        String ip = server.clientAddress().resolve(ctx.channel().remoteAddress(), req.headers().get("X-Forwarded-For"));
+        byte[] addr = NetUtil.createByteArrayFromIpAddressString(ip); // a literal: never DNS on an event loop
+        try {
+            return addr == null ? null : InetAddress.getByAddress(addr);
+        } catch (UnknownHostException e) {
+            return null;
+        }
     }
 
     private FullHttpResponse published(String topic, Publisher.Result result) {

@@ -18,6 +18,8 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.config.ServerConfig;
+import io.pushd.server.tls.ReloadingSslContext;
+import io.netty.handler.ssl.SslHandler;
 
 /**
  * Builds every connection's pipeline, top to bottom, and makes every change to it: the HTTP
@@ -40,9 +42,16 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     private final ServerContext server;
     private final WebSocketServerProtocolConfig wsConfig;
     private final ConnectionLimitFilter connectionLimit;
+    private final ReloadingSslContext tls;
 
     public PushServerInitializer(ServerContext server, ConnectionLimiter connections) {
+        this(server, connections, null);
+    }
+
+    /** @param tls the daemon's TLS context ({@code tls.certFile}), or null for plain TCP */
+    public PushServerInitializer(ServerContext server, ConnectionLimiter connections, ReloadingSslContext tls) {
         this.server = server;
+        this.tls = tls;
         this.connectionLimit = new ConnectionLimitFilter(connections, server.metrics());
         WebAssets.get(); // read the browser files now: a jar without them fails here, not at the first request
         ServerConfig.Limits limits = server.config().limits();
@@ -65,6 +74,12 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     @Override
     protected void initChannel(SocketChannel ch) {
+        if (tls != null) {
+            // the context current now: a renewed certificate serves the next connection, open ones keep theirs
+            SslHandler ssl = tls.newHandler(ch.alloc());
+            ssl.setHandshakeTimeoutMillis(server.config().limits().handshakeTimeout().toMillis());
+            ch.pipeline().addLast(HandlerNames.TLS, ssl);
+        }
         ch.pipeline().addLast(HandlerNames.CONNECTION_LIMIT, connectionLimit);
         initHttp(ch.pipeline());
     }

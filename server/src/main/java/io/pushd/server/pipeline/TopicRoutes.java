@@ -9,6 +9,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.TopicName;
+import io.pushd.server.auth.Redaction;
 import io.pushd.server.history.TopicRange;
 import java.util.concurrent.CompletionStage;
 
@@ -42,7 +43,7 @@ final class TopicRoutes {
         String tail = slash < 0 ? "" : rest.substring(slash);
         if (!tail.isEmpty() && !tail.equals("/events")) {
             HttpResponses.reply(ctx, req, HttpResponses.error(HttpResponseStatus.NOT_FOUND, ErrorCodes.NOT_FOUND,
-                    "no resource at " + HttpResponses.shorten(req.uri())));
+                    "no resource at " + HttpResponses.shorten(Redaction.uri(req.uri()))));
             return null;
         }
         if (!TopicName.isValid(topic)) {

@@ -6,6 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -127,7 +128,17 @@ final class WebSocketClose {
             if (!done.isSuccess()) {
                 ch.close();
             } else if (ch instanceof DuplexChannel duplex && ch.isActive()) {
-                duplex.shutdownOutput(); // the peer's FIN (or close frame, or the timeout) closes
+                SslHandler ssl = ch.pipeline().get(SslHandler.class);
+                if (ssl == null) {
+                    duplex.shutdownOutput(); // the peer's FIN (or close frame, or the timeout) closes
+                } else {
+                    // TLS: close_notify first, then the FIN, else the peer sees a truncated stream
+                    ssl.closeOutbound().addListener(sent -> {
+                        if (ch.isActive()) {
+                            duplex.shutdownOutput();
+                        }
+                    });
+                }
                 // from now on input is only discarded: read it to the end even if reading was paused
                 ch.config().setAutoRead(true);
             } else if (s.received) {

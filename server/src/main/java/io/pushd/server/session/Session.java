@@ -8,8 +8,13 @@ import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.auth.AccessDecision;
+import io.pushd.server.auth.Grant;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.replay.TopicSubscription;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +40,9 @@ public final class Session {
     private final CompletableFuture<Void> disconnected = new CompletableFuture<>();
     private String admittedIp; // non-null once admission counted this session
     private ScheduledFuture<?> slowConsumerCheck;
+    private Grant grant = Grant.anonymous(false);
+    private String countedSubject; // the subject admission counted (null in mode none)
+    private ScheduledFuture<?> expiry;
 
     public Session(SessionSink sink, SessionContext context) {
         this.sink = sink;
@@ -47,28 +55,48 @@ public final class Session {
      * starts the {@code initial} subscriptions. Returns whether it was admitted.
      */
     public boolean open(String clientIp, List<ClientMessage.Subscribe> initial) {
+        return open(clientIp, null, initial);
+    }
+
+    /**
+     * {@link #open(String, List)} for a session whose upgrade {@code AccessControl.subscribe}
+     * allowed: the grant decides its in-band subscribes, counts against the per-subject limit
+     * (mode jwt) and ends the session with 4001 when the token expires without a refresh.
+     *
+     * @param granted null: auth.mode none (anyone subscribes to anything)
+     */
+    public boolean open(String clientIp, Grant granted, List<ClientMessage.Subscribe> initial) {
+        boolean tokens = granted != null && context.access().tokensRequired();
+        if (granted != null) {
+            grant = granted;
+        }
         if (!context.lifecycle().isServing()) {
             // Opened just as the drain began: it missed the drain's snapshot, so close it the same way.
             close(CloseCode.SERVICE_RESTART, context.hints().single());
             return false;
         }
         // Over a limit the upgrade has still completed, so a browser sees the close code and the hint.
-        AdmissionControl.Decision decision = context.admission().admit(clientIp);
+        String subject = tokens ? grant.subject() : null;
+        AdmissionControl.Decision decision = context.admission().admit(clientIp, subject);
         if (!decision.admitted()) {
             context.metrics().handshake(switch (decision.limit()) {
                 case CONNECTIONS -> ServerMetrics.Handshake.REFUSED_CONNECTIONS;
                 case PER_IP -> ServerMetrics.Handshake.REFUSED_PER_IP;
                 case HANDSHAKE_RATE -> ServerMetrics.Handshake.REFUSED_RATE;
                 case STARTUP_RAMP -> ServerMetrics.Handshake.REFUSED_STARTUP_RAMP;
+                case PER_SUBJECT -> ServerMetrics.Handshake.REFUSED_PER_SUBJECT;
             });
             log.debug("[{}] refused ({}), retry in {} ms", sink.id(), decision.reason(), decision.retryMs());
             close(CloseCode.TRY_AGAIN_LATER, decision.retryMs());
             return false;
         }
         admittedIp = clientIp;
+        countedSubject = subject;
         context.metrics().handshake(ServerMetrics.Handshake.ADMITTED);
         context.registry().add(this);
-        log.debug("[{}] upgraded from {}, {} topic(s)", sink.id(), clientIp, initial == null ? 0 : initial.size());
+        scheduleExpiry();
+        log.debug("[{}] upgraded from {}{}, {} topic(s)", sink.id(), clientIp,
+                subject == null ? "" : " as " + subject, initial == null ? 0 : initial.size());
         if (initial != null) {
             for (ClientMessage.Subscribe s : initial) {
                 subscribe(s);
@@ -96,7 +124,10 @@ public final class Session {
         }
         int maxTopics = context.limits().maxTopicsPerConnection();
         if (message instanceof ClientMessage.Subscribe s) {
-            if (subscriptions.containsKey(s.topic())) {
+            if (!context.access().maySubscribe(grant, s.topic())) {
+                sendError(new ServerMessage.Error(ErrorCodes.TOPIC_NOT_ALLOWED, "topic not in the token's topics",
+                        s.topic()));
+            } else if (subscriptions.containsKey(s.topic())) {
                 sendError(ErrorCodes.BAD_MESSAGE, "already subscribed to '" + s.topic() + "'");
             } else if (subscriptions.size() >= maxTopics) {
                 sendError(ErrorCodes.TOO_MANY_TOPICS, "too many topics (expected: at most " + maxTopics + ")");
@@ -110,7 +141,54 @@ public final class Session {
             } else {
                 sub.close();
             }
+        } else if (message instanceof ClientMessage.Auth a) {
+            refresh(a.token());
         }
+    }
+
+    /**
+     * An in-band token refresh: a new token of the same subject replaces the grant and its expiry;
+     * subscriptions it no longer covers end with an error frame each. A refusal changes nothing.
+     */
+    private void refresh(String token) {
+        AccessDecision d = context.access().refresh(token, grant.subject());
+        if (!d.allowed()) {
+            sendError(d.code(), d.message());
+            return;
+        }
+        grant = d.grant();
+        scheduleExpiry();
+        Instant until = grant.expiresAt();
+        sink.send(new ServerMessage.Authenticated(until == null ? null : until.toEpochMilli()));
+        for (Iterator<Map.Entry<String, TopicSubscription>> it = subscriptions.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, TopicSubscription> e = it.next();
+            if (!context.access().maySubscribe(grant, e.getKey())) {
+                it.remove();
+                e.getValue().close();
+                sink.send(new ServerMessage.Error(ErrorCodes.TOPIC_NOT_ALLOWED,
+                        "topic no longer in the token's topics: unsubscribed", e.getKey()));
+            }
+        }
+        sink.flush();
+        log.debug("[{}] token refreshed for {}", sink.id(), grant.subject());
+    }
+
+    /** (Re)arms the 4001 close at the grant's expiry; none for a grant without one. */
+    private void scheduleExpiry() {
+        if (expiry != null) {
+            expiry.cancel(false);
+            expiry = null;
+        }
+        Instant until = grant.expiresAt();
+        if (until == null) {
+            return;
+        }
+        long delay = Math.max(0, Duration.between(Instant.now(), until).toMillis());
+        expiry = sink.eventLoop().schedule(() -> {
+            expiry = null;
+            log.debug("[{}] token of {} expired", sink.id(), grant.subject());
+            close(CloseCode.TOKEN_EXPIRED, "token expired");
+        }, delay, TimeUnit.MILLISECONDS);
     }
 
     private void subscribe(ClientMessage.Subscribe s) {
@@ -121,7 +199,11 @@ public final class Session {
     }
 
     private void sendError(String code, String message) {
-        sink.send(new ServerMessage.Error(code, message));
+        sendError(new ServerMessage.Error(code, message));
+    }
+
+    private void sendError(ServerMessage.Error error) {
+        sink.send(error);
         sink.flush();
     }
 
@@ -163,8 +245,12 @@ public final class Session {
         }
         subscriptions.clear();
         cancelSlowConsumerCheck();
+        if (expiry != null) {
+            expiry.cancel(false);
+            expiry = null;
+        }
         if (admittedIp != null) {
-            context.admission().release(admittedIp);
+            context.admission().release(admittedIp, countedSubject);
             admittedIp = null;
         }
         context.registry().remove(this);

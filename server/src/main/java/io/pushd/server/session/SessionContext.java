@@ -1,6 +1,9 @@
 package io.pushd.server.session;
 
 import io.pushd.server.admission.AdmissionControl;
+import io.pushd.server.auth.AccessControl;
+import io.pushd.server.auth.AuthConfig;
+import java.time.Clock;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.Lifecycle;
 import io.pushd.server.lifecycle.RetryHints;
@@ -13,8 +16,16 @@ import io.pushd.server.topic.TopicHub;
  *
  * @param history  the kept events subscriptions replay from
  * @param registry the admitted sessions, which the drain closes
+ * @param access   in-band subscribes and token refreshes are decided here
  */
 public record SessionContext(ServerConfig.Limits limits, EventHistory history, TopicHub hub, Lifecycle lifecycle,
                              RetryHints hints, AdmissionControl admission, Sessions registry,
-                             ServerMetrics metrics) {
+                             ServerMetrics metrics, AccessControl access) {
+
+    /** Without access control (auth.mode none), for tests of other parts. */
+    public SessionContext(ServerConfig.Limits limits, EventHistory history, TopicHub hub, Lifecycle lifecycle,
+                          RetryHints hints, AdmissionControl admission, Sessions registry, ServerMetrics metrics) {
+        this(limits, history, hub, lifecycle, hints, admission, registry, metrics,
+                AccessControl.start(AuthConfig.defaults(), Clock.systemUTC(), reason -> { }));
+    }
 }

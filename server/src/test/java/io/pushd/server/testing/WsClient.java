@@ -45,8 +45,15 @@ public final class WsClient implements AutoCloseable {
     }
 
     public static WsClient connect(URI uri) {
+        return connect(HTTP, uri, java.util.Map.of());
+    }
+
+    /** With request headers on the upgrade (Authorization), through {@code client} (e.g. one trusting a test CA). */
+    public static WsClient connect(HttpClient client, URI uri, java.util.Map<String, String> headers) {
         Holder holder = new Holder();
-        WebSocket ws = HTTP.newWebSocketBuilder()
+        WebSocket.Builder b = client.newWebSocketBuilder();
+        headers.forEach(b::header);
+        WebSocket ws = b
                 .connectTimeout(Duration.ofSeconds(5))
                 .buildAsync(uri, holder.listener)
                 .orTimeout(10, TimeUnit.SECONDS)
