@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
  * defaults are the {@code DEFAULT_*} constants and equal {@code config/server.yaml}.
  */
 public record ServerConfig(Server server, Store store, Limits limits, Drain drain, Reconnect reconnect,
-                           Heartbeat heartbeat, Security security) {
+                           Heartbeat heartbeat, Security security, Cluster cluster) {
 
     public ServerConfig {
         Objects.requireNonNull(server, "server");
@@ -21,39 +21,50 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         Objects.requireNonNull(reconnect, "reconnect");
         Objects.requireNonNull(heartbeat, "heartbeat");
         Objects.requireNonNull(security, "security");
+        Objects.requireNonNull(cluster, "cluster");
+    }
+
+    /** A single node (no cluster section). */
+    public ServerConfig(Server server, Store store, Limits limits, Drain drain, Reconnect reconnect,
+                        Heartbeat heartbeat, Security security) {
+        this(server, store, limits, drain, reconnect, heartbeat, security, Cluster.defaults());
     }
 
     public static ServerConfig defaults() {
         return new ServerConfig(Server.defaults(), Store.defaults(), Limits.defaults(), Drain.defaults(),
-                Reconnect.defaults(), Heartbeat.defaults(), Security.defaults());
+                Reconnect.defaults(), Heartbeat.defaults(), Security.defaults(), Cluster.defaults());
     }
 
     public ServerConfig withServer(Server s) {
-        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security);
+        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security, cluster);
     }
 
     public ServerConfig withStore(Store s) {
-        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security);
+        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security, cluster);
     }
 
     public ServerConfig withLimits(Limits l) {
-        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security);
+        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security, cluster);
     }
 
     public ServerConfig withDrain(Drain d) {
-        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security);
+        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security, cluster);
     }
 
     public ServerConfig withReconnect(Reconnect r) {
-        return new ServerConfig(server, store, limits, drain, r, heartbeat, security);
+        return new ServerConfig(server, store, limits, drain, r, heartbeat, security, cluster);
     }
 
     public ServerConfig withHeartbeat(Heartbeat h) {
-        return new ServerConfig(server, store, limits, drain, reconnect, h, security);
+        return new ServerConfig(server, store, limits, drain, reconnect, h, security, cluster);
+    }
+
+    public ServerConfig withCluster(Cluster c) {
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, c);
     }
 
     public ServerConfig withSecurity(Security s) {
-        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s);
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s, cluster);
     }
 
     /** Listening socket and event loops. */
