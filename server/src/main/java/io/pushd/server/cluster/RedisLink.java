@@ -10,6 +10,10 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.event.connection.ConnectionActivatedEvent;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import java.time.Duration;
 import io.pushd.server.config.Cluster;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -28,6 +32,7 @@ final class RedisLink implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RedisLink.class);
 
+    private final ClientResources resources;
     private final RedisClient client;
     private final StatefulRedisConnection<byte[], byte[]> commands;
     private final StatefulRedisPubSubConnection<byte[], byte[]> pubSub;
@@ -37,7 +42,12 @@ final class RedisLink implements AutoCloseable {
 
     /** Connects, or throws when Redis cannot be reached now. */
     RedisLink(Cluster config, BiConsumer<byte[], byte[]> onMessage, Runnable onReconnect) {
-        client = RedisClient.create(config.uri());
+        // Reconnect attempts at most a second apart: Lettuce's default backs off to 30 s, longer
+        // than the clients' retry hints, so a restarted Redis would sit unused.
+        resources = DefaultClientResources.builder()
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        client = RedisClient.create(resources, config.uri());
         client.setOptions(ClientOptions.builder()
                 .autoReconnect(true)
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -57,6 +67,7 @@ final class RedisLink implements AutoCloseable {
             loadScripts();
         } catch (RuntimeException e) {
             client.shutdown(0, 2, TimeUnit.SECONDS);
+            resources.shutdown(0, 2, TimeUnit.SECONDS);
             throw e;
         }
         // A reconnect may have lost pub/sub messages: the history backfills from the streams.
@@ -110,5 +121,6 @@ final class RedisLink implements AutoCloseable {
         pubSub.close();
         commands.close();
         client.shutdown(0, 2, TimeUnit.SECONDS);
+        resources.shutdown(0, 2, TimeUnit.SECONDS);
     }
 }
