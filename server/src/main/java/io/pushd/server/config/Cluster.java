@@ -56,11 +56,21 @@ public record Cluster(@JsonSerialize(using = Cluster.Redacting.class) String red
             throw new ConfigException("cluster.redisUri: " + redacted(text)
                     + " (expected: redis://host:port, rediss://host:port or redis-sentinel://host:port/db#master)");
         }
+        RedisURI uri;
         try {
-            return RedisURI.create(text);
+            uri = RedisURI.create(text);
         } catch (RuntimeException e) {
             throw new ConfigException("cluster.redisUri: " + redacted(text) + " (" + e.getMessage() + ")");
         }
+        boolean sentinel = scheme.equals("redis-sentinel");
+        if (!sentinel && (uri.getHost() == null || uri.getHost().isBlank() || uri.getPort() < 1 || uri.getPort() > 65535)) {
+            throw new ConfigException("cluster.redisUri: " + redacted(text) + " (expected a host and a port 1..65535)");
+        }
+        if (sentinel && (uri.getSentinels().isEmpty() || uri.getSentinelMasterId() == null)) {
+            throw new ConfigException("cluster.redisUri: " + redacted(text)
+                    + " (expected: redis-sentinel://host:port[,host:port]/db#masterName)");
+        }
+        return uri;
     }
 
     /** The URI without its password, for messages: no secret in logs. */
