@@ -41,12 +41,14 @@ public final class RedisHistory implements EventHistory {
     private final Map<String, TopicLog> logs = new ConcurrentHashMap<>();
     private final ScheduledExecutorService applier;
     private final RedisLink redis;
+    private final java.time.Duration timeout;
     private volatile Thread applierThread;
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
 
     /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
     public RedisHistory(ServerConfig config) {
+        timeout = config.cluster().redisTimeout();
         applier = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "push-redis-apply");
             t.setDaemon(true);
@@ -69,7 +71,7 @@ public final class RedisHistory implements EventHistory {
 
     /** The sequencer that stores through this history's Redis. */
     public RedisSequencer sequencer(ServerConfig.Store store) {
-        return new RedisSequencer(redis, this, store);
+        return new RedisSequencer(redis, this, store, timeout);
     }
 
     @Override

@@ -39,13 +39,13 @@ public final class RedisSequencer implements Sequencer {
     private final long timeoutMillis;
     private volatile long lastFailureLog;
 
-    RedisSequencer(RedisLink redis, RedisHistory history, ServerConfig.Store store) {
+    RedisSequencer(RedisLink redis, RedisHistory history, ServerConfig.Store store, java.time.Duration timeout) {
         this.redis = redis;
         this.history = history;
         this.retentionCount = RedisKeys.bytes(Long.toString(store.retentionCount()));
         this.retentionAgeMillis = RedisKeys.bytes(Long.toString(store.retentionAge().toMillis()));
         this.dedupeMillis = RedisKeys.bytes(Long.toString(Math.max(1, store.dedupeWindow().toMillis())));
-        this.timeoutMillis = 10_000;
+        this.timeoutMillis = timeout.toMillis() + 1000; // Lettuce times the command out first
     }
 
     @Override

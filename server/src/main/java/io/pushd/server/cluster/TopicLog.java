@@ -11,19 +11,22 @@ import io.pushd.server.history.TopicRange;
  */
 final class TopicLog {
 
+    /** The ring starts small and doubles up to its capacity: most topics hold a few events. */
+    private static final int FIRST_SIZE = 16;
+
     private final String topic;
-    private final long[] seqs;
-    private final long[] timestamps;
-    private final byte[][] data;
+    private final int capacity;
+    private long[] seqs;
+    private long[] timestamps;
+    private byte[][] data;
     private String epoch;
     private long head;
     private long oldest;
 
     TopicLog(String topic, int capacity, String epoch, long head, long oldest) {
         this.topic = topic;
-        this.seqs = new long[capacity];
-        this.timestamps = new long[capacity];
-        this.data = new byte[capacity][];
+        this.capacity = capacity;
+        allocate(Math.min(FIRST_SIZE, capacity));
         this.epoch = epoch;
         this.head = head;
         this.oldest = oldest;
@@ -50,7 +53,33 @@ final class TopicLog {
         epoch = newEpoch;
         head = 0;
         oldest = 0;
-        java.util.Arrays.fill(data, null);
+        allocate(Math.min(FIRST_SIZE, capacity));
+    }
+
+    private void allocate(int size) {
+        seqs = new long[size];
+        timestamps = new long[size];
+        data = new byte[size][];
+    }
+
+    /** The ring is full of consecutive events: double it (up to the capacity), keeping what it holds. */
+    private void growIfFull(long seq) {
+        int size = seqs.length;
+        if (size >= capacity || seq < size || seqs[(int) (seq % size)] != seq - size) {
+            return;
+        }
+        long[] s = seqs;
+        long[] t = timestamps;
+        byte[][] d = data;
+        allocate(Math.min(capacity, size * 2));
+        for (int i = 0; i < size; i++) {
+            if (d[i] != null) {
+                int j = (int) (s[i] % seqs.length);
+                seqs[j] = s[i];
+                timestamps[j] = t[i];
+                data[j] = d[i];
+            }
+        }
     }
 
     /** Applier thread: Redis keeps nothing before {@code first} (retention, or 0 when empty). */
@@ -60,12 +89,13 @@ final class TopicLog {
 
     /** Applier thread: event {@code seq} (after a hole when the stream was trimmed meanwhile). */
     synchronized void add(long seq, long ts, byte[] bytes) {
+        growIfFull(seq);
         int i = (int) (seq % seqs.length);
         seqs[i] = seq;
         timestamps[i] = ts;
         data[i] = bytes;
         if (oldest == 0 || head + 1 < seq) {
-            oldest = oldest == 0 ? seq : Math.max(oldest, seq);
+            oldest = seq; // the first event, or the first after events retention took
         }
         head = seq;
     }

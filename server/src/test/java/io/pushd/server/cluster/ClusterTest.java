@@ -144,6 +144,30 @@ class ClusterTest {
     }
 
     @Test
+    void aNodeThatNeverSawATopicReplaysItsHistoryFromRedisInPages() throws Exception {
+        PushServer a = node();
+        String last = null;
+        for (int i = 1; i <= 700; i++) {
+            Http.Response r = Http.publish(a.port(), "cold", "{\"i\":" + i + "}");
+            assertThat(r.status()).isEqualTo(201);
+            last = r.json().path("id").asText();
+        }
+        PushServer b = node(); // started after: holds nothing of the topic
+        String epoch = EventId.parse(last).epoch();
+        try (WsClient client = WsClient.connect(b.port(), "topic=cold@" + epoch + "-0")) {
+            JsonNode subscribed = client.next();
+            assertThat(subscribed.path("head").asText()).isEqualTo(last);
+            assertThat(subscribed.path("oldest").asText()).isEqualTo(epoch + "-1");
+            for (int i = 1; i <= 700; i++) {
+                JsonNode m = client.next();
+                assertThat(m.path("id").asText()).isEqualTo(epoch + "-" + i);
+                assertThat(m.path("data").path("i").asInt()).isEqualTo(i);
+            }
+            assertThat(client.messages.poll(300, TimeUnit.MILLISECONDS)).isNull();
+        }
+    }
+
+    @Test
     void theSameIdempotencyKeySentToTwoNodesYieldsOneEventAndTheSameId() throws Exception {
         PushServer a = node();
         PushServer b = node();
