@@ -164,7 +164,8 @@ public final class PushServer implements AutoCloseable {
         lifecycle.advanceTo(ServerState.READY);
         long startupMillis = (System.nanoTime() - t0) / 1_000_000;
         log.info("push server ready on {} ({}), epoch {}, {} events recovered in {} ms", serverChannel.localAddress(),
-                transport, store.epoch(), store.recoveredEvents(), startupMillis);
+                transport, history == store ? store.epoch() : "per topic (cluster mode, in Redis)",
+                store.recoveredEvents(), startupMillis);
     }
 
     private void registerStoreGauges(TimeProvider clock) {

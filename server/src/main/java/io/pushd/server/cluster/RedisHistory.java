@@ -8,6 +8,7 @@ import io.pushd.server.history.EventHistory;
 import io.pushd.server.history.TopicRange;
 import io.pushd.server.topic.TopicHub;
 import java.nio.charset.StandardCharsets;
+import io.lettuce.core.KeyValue;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -247,21 +248,33 @@ public final class RedisHistory implements EventHistory {
         t.keptFrom(t.head() == 0 ? 0 : firstKept(topic));
     }
 
-    /** Applier thread: after a reconnect, and once a second, for a lost message with nothing after it. */
+    /**
+     * Applier thread: after a reconnect, and once a second, for a lost message with nothing after
+     * it. One pipelined round reads every followed topic's meta; only a topic Redis is ahead of (or
+     * holds another history of) is backfilled.
+     */
     private void resyncAll() {
         if (!redis.isOpen()) {
             return;
         }
-        for (TopicLog t : logs.values()) {
-            try {
-                backfill(t);
-            } catch (RuntimeException e) {
-                long now = System.currentTimeMillis();
-                if (now - lastFailureLog > 10_000) { // once per outage, not per topic and second
-                    lastFailureLog = now;
-                    log.warn("cluster: backfill from Redis failed ({}); retrying", e.toString());
+        List<TopicLog> all = List.copyOf(logs.values());
+        try {
+            List<List<KeyValue<byte[], byte[]>>> metas =
+                    redis.metas(all.stream().map(TopicLog::topic).toList(), timeout.toMillis());
+            for (int i = 0; i < all.size(); i++) {
+                TopicLog t = all.get(i);
+                var meta = metas.get(i);
+                String epoch = meta.get(0).hasValue() ? RedisKeys.text(meta.get(0).getValue()) : null;
+                long head = meta.get(1).hasValue() ? Long.parseLong(RedisKeys.text(meta.get(1).getValue())) : 0;
+                if (epoch == null || !epoch.equals(t.epoch()) || head != t.head()) {
+                    backfill(t);
                 }
-                return;
+            }
+        } catch (RuntimeException e) {
+            long now = System.currentTimeMillis();
+            if (now - lastFailureLog > 10_000) { // once per outage, not per topic and second
+                lastFailureLog = now;
+                log.warn("cluster: backfill from Redis failed ({}); retrying", e.toString());
             }
         }
     }

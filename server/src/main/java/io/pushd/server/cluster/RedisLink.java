@@ -106,6 +106,19 @@ final class RedisLink implements AutoCloseable {
                 RedisKeys.bytes(RedisKeys.newEpoch()), RedisKeys.bytes(seenEpoch), RedisKeys.bytes(Long.toString(seenHead))));
     }
 
+    /** {epoch, seq} of each topic's meta hash (nulls when missing), one pipelined round for all. */
+    List<List<io.lettuce.core.KeyValue<byte[], byte[]>>> metas(List<String> topics, long timeoutMillis) {
+        List<CompletableFuture<List<io.lettuce.core.KeyValue<byte[], byte[]>>>> calls = new java.util.ArrayList<>();
+        for (String t : topics) {
+            calls.add(commands.async().hmget(RedisKeys.meta(t), new byte[] {'e'}, new byte[] {'s'}).toCompletableFuture());
+        }
+        List<List<io.lettuce.core.KeyValue<byte[], byte[]>>> out = new java.util.ArrayList<>(calls.size());
+        for (CompletableFuture<List<io.lettuce.core.KeyValue<byte[], byte[]>>> c : calls) {
+            out.add(c.orTimeout(timeoutMillis, TimeUnit.MILLISECONDS).join());
+        }
+        return out;
+    }
+
     <T> T withScripts(Supplier<T> call) {
         try {
             return call.get();
