@@ -36,7 +36,10 @@ import io.pushd.server.session.Session;
 import io.pushd.server.session.SessionContext;
 import io.pushd.server.session.Sessions;
 import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.cluster.RedisHistory;
+import io.pushd.server.history.EventHistory;
 import io.pushd.server.history.LocalSequencer;
+import io.pushd.server.history.Sequencer;
 import io.pushd.server.history.Publisher;
 import io.pushd.server.topic.TopicHub;
 import com.sun.management.UnixOperatingSystemMXBean;
@@ -71,6 +74,8 @@ public final class PushServer implements AutoCloseable {
     private final ServerConfig config;
     private final Lifecycle lifecycle = new Lifecycle();
     private final ChronicleEventStore store;
+    /** The store, or in cluster mode ({@code cluster.redisUri}) the history shared through Redis. */
+    private final EventHistory history;
     private final Publisher publisher;
     private final TopicHub hub;
     private final EventLoopGroup bossGroup;
@@ -113,9 +118,22 @@ public final class PushServer implements AutoCloseable {
         ServerConfig.Store sc = config.store();
         this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
                 sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
-        this.hub = new TopicHub(store::epoch, PooledByteBufAllocator.DEFAULT, metrics);
-        this.publisher = new Publisher(store, new LocalSequencer(store.heads(), config.limits().maxTopics()), hub, metrics,
-                clock::currentTimeMillis, PUBLISH_QUEUE_CAPACITY);
+        RedisHistory shared = null;
+        try {
+            shared = config.cluster().enabled() ? new RedisHistory(config) : null;
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+        this.history = shared != null ? shared : store;
+        this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics);
+        Sequencer sequencer = shared != null ? shared.sequencer(sc)
+                : new LocalSequencer(store.heads(), config.limits().maxTopics());
+        if (shared != null) {
+            shared.start(hub);
+        }
+        this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
+                PUBLISH_QUEUE_CAPACITY);
         metrics.gauge("push.connections", "open WebSocket connections", null, sessions, Sessions::size);
         registerStoreGauges(clock);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -144,8 +162,8 @@ public final class PushServer implements AutoCloseable {
         }
         this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions, connectionCount::write);
         ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
-        ServerContext context = new ServerContext(config, store, publisher, lifecycle, clientAddress, metrics,
-                new SessionContext(config.limits(), store, hub, lifecycle, hints, admission, sessions, metrics,
+        ServerContext context = new ServerContext(config, history, publisher, lifecycle, clientAddress, metrics,
+                new SessionContext(config.limits(), history, hub, lifecycle, hints, admission, sessions, metrics,
                         access));
         long openFiles = openFileLimit();
         this.tcpConnections = ConnectionLimiter.of(config.limits(), openFiles, clientAddress);
@@ -167,7 +185,8 @@ public final class PushServer implements AutoCloseable {
         lifecycle.advanceTo(ServerState.READY);
         long startupMillis = (System.nanoTime() - t0) / 1_000_000;
         log.info("push server ready on {} ({}{}), epoch {}, {} events recovered in {} ms{}",
-                serverChannel.localAddress(), transport, tls == null ? "" : ", TLS", store.epoch(),
+                serverChannel.localAddress(), transport, tls == null ? "" : ", TLS",
+                history == store ? store.epoch() : "per topic (cluster mode, in Redis)",
                 store.recoveredEvents(), startupMillis,
                 adminChannel == null ? "" : "; metrics and probes on " + adminChannel.localAddress());
         warnIfOpen(config);
@@ -250,6 +269,11 @@ public final class PushServer implements AutoCloseable {
         return store.epoch();
     }
 
+    /** What subscriptions and the HTTP API read: the store, or the shared history in cluster mode. */
+    public EventHistory history() {
+        return history;
+    }
+
     public ChronicleEventStore store() {
         return store;
     }
@@ -310,6 +334,13 @@ public final class PushServer implements AutoCloseable {
         }
         bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
+        if (history != store) {
+            try {
+                history.close();
+            } catch (java.io.IOException | RuntimeException e) {
+                log.warn("closing the shared history failed", e);
+            }
+        }
         store.close();
         access.close();
         if (tls != null) {

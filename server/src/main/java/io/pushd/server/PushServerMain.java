@@ -78,10 +78,23 @@ public final class PushServerMain implements Callable<Integer> {
             System.out.print(ConfigLoader.toYaml(config));
             return 0;
         }
-        // No key holds a secret yet; when one does (auth tokens), mask it here before logging.
+        // cluster.redisUri may hold a password: its serializer masks it (Cluster.Redacting).
         LoggerFactory.getLogger(PushServerMain.class)
                 .info("effective configuration:\n{}", ConfigLoader.toYaml(config).stripTrailing());
-        PushServer server = PushServer.start(config);
+        PushServer server;
+        try {
+            server = PushServer.start(config);
+        } catch (io.lettuce.core.RedisException e) {
+            // cluster mode: Redis unreachable or refusing us (wrong password) at start is the
+            // operator's to fix, like a bad key: exit 2 with one line; the supervisor retries
+            Throwable root = e;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            System.err.println("cluster error: cannot use Redis at "
+                    + io.pushd.server.config.Cluster.redacted(config.cluster().redisUri()) + ": " + root.getMessage());
+            return EXIT_CONFIG;
+        }
         drainOnSignal(server, config.drain().deadline()).await();
         System.exit(0);
         return 0;

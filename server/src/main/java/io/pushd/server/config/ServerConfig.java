@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * defaults are the {@code DEFAULT_*} constants and equal {@code config/server.yaml}.
  */
 public record ServerConfig(Server server, Store store, Limits limits, Drain drain, Reconnect reconnect,
-                           Heartbeat heartbeat, Security security, AuthSettings auth, TlsConfig tls) {
+                           Heartbeat heartbeat, Security security, AuthSettings auth, TlsConfig tls,
+                           Cluster cluster) {
 
     public ServerConfig {
         Objects.requireNonNull(server, "server");
@@ -26,6 +27,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         Objects.requireNonNull(security, "security");
         Objects.requireNonNull(auth, "auth");
         Objects.requireNonNull(tls, "tls");
+        Objects.requireNonNull(cluster, "cluster");
         // the checks across sections (mode jwt needs keys); the fields are not assigned yet here
         new AuthConfig(auth.mode(), auth.jwt(), security.publishAllowedFrom(), limits.maxConnectionsPerSubject());
     }
@@ -39,43 +41,47 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     public static ServerConfig defaults() {
         return new ServerConfig(Server.defaults(), Store.defaults(), Limits.defaults(), Drain.defaults(),
                 Reconnect.defaults(), Heartbeat.defaults(), Security.defaults(), AuthSettings.defaults(),
-                TlsConfig.defaults());
+                TlsConfig.defaults(), Cluster.defaults());
     }
 
     public ServerConfig withServer(Server s) {
-        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security, auth, tls);
+        return new ServerConfig(s, store, limits, drain, reconnect, heartbeat, security, auth, tls, cluster);
     }
 
     public ServerConfig withStore(Store s) {
-        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security, auth, tls);
+        return new ServerConfig(server, s, limits, drain, reconnect, heartbeat, security, auth, tls, cluster);
     }
 
     public ServerConfig withLimits(Limits l) {
-        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security, auth, tls);
+        return new ServerConfig(server, store, l, drain, reconnect, heartbeat, security, auth, tls, cluster);
     }
 
     public ServerConfig withDrain(Drain d) {
-        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security, auth, tls);
+        return new ServerConfig(server, store, limits, d, reconnect, heartbeat, security, auth, tls, cluster);
     }
 
     public ServerConfig withReconnect(Reconnect r) {
-        return new ServerConfig(server, store, limits, drain, r, heartbeat, security, auth, tls);
+        return new ServerConfig(server, store, limits, drain, r, heartbeat, security, auth, tls, cluster);
     }
 
     public ServerConfig withHeartbeat(Heartbeat h) {
-        return new ServerConfig(server, store, limits, drain, reconnect, h, security, auth, tls);
+        return new ServerConfig(server, store, limits, drain, reconnect, h, security, auth, tls, cluster);
     }
 
     public ServerConfig withSecurity(Security s) {
-        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s, auth, tls);
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, s, auth, tls, cluster);
+    }
+
+    public ServerConfig withCluster(Cluster c) {
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, auth, tls, c);
     }
 
     public ServerConfig withAuth(AuthSettings a) {
-        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, a, tls);
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, a, tls, cluster);
     }
 
     public ServerConfig withTls(TlsConfig t) {
-        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, auth, t);
+        return new ServerConfig(server, store, limits, drain, reconnect, heartbeat, security, auth, t, cluster);
     }
 
     /**

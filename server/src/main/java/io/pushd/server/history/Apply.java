@@ -32,14 +32,14 @@ final class Apply {
      * publish burns none) and rethrows.
      */
     void append(Request r, long seq, Sequencer.Numbers numbers, PublishBatch batch) {
-        long ts = clock.getAsLong();
+        long ts = numbers.timestampMillis() >= 0 ? numbers.timestampMillis() : clock.getAsLong();
         try {
             history.append(r.topic(), seq, ts, r.key(), r.data());
         } catch (RuntimeException e) {
             numbers.release(r.topic(), seq); // nothing was stored: the number is not used
             throw e;
         }
-        batch.appended(r, seq, ts);
+        batch.appended(r, seq, ts, numbers.epoch());
     }
 
     /**
@@ -57,6 +57,9 @@ final class Apply {
             Request r = batch.appended.get(i);
             Result res = batch.results.get(i);
             ingest.acknowledge(r, res, appendedNanos);
+            if (history.fansOutItself()) {
+                continue; // the history fans out in order, with the events of other nodes
+            }
             try {
                 hub.fanOut(r.topic(), res.seq(), batch.timestamps.get(i), r.data(), appendedNanos);
             } catch (RuntimeException e) {

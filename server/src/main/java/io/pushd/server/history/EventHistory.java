@@ -63,6 +63,14 @@ public interface EventHistory extends Closeable {
         return true;
     }
 
+    /**
+     * True when the history fans its events out itself, in order and after backfilling any hole (a
+     * shared history receives the events of other nodes too); then the publisher does not.
+     */
+    default boolean fansOutItself() {
+        return false;
+    }
+
     /** Receives events read from the history; {@code data} is the compact JSON that was published. */
     @FunctionalInterface
     interface EventVisitor {

@@ -6,6 +6,8 @@ import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.store.StorageFullException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,6 +27,7 @@ final class Ingest {
     private final Sequencer sequencer;
     private final ServerMetrics metrics;
     private final List<String> topics = new ArrayList<>();
+    private final List<Request> publishes = new ArrayList<>();
 
     Ingest(EventHistory history, Sequencer sequencer, ServerMetrics metrics) {
         this.history = history;
@@ -35,12 +38,37 @@ final class Ingest {
     /** Asks the sequencer for the batch's numbers, once per batch, and waits for its answer. */
     Sequencer.Numbers reserve(List<Request> batch) {
         topics.clear();
+        publishes.clear();
         for (Request r : batch) {
             if (!r.isWakeUp()) {
                 topics.add(r.topic());
+                publishes.add(r);
             }
         }
-        return sequencer.reserve(topics).toCompletableFuture().join();
+        try {
+            return (sequencer.storesEvents() ? sequencer.reserve(topics, publishes) : sequencer.reserve(topics))
+                    .toCompletableFuture().join();
+        } catch (CompletionException e) {
+            // the sequencer's own refusal (a shared one: 503 while Redis is away), not a wrapper
+            throw e.getCause() instanceof RuntimeException re ? re : e;
+        }
+    }
+
+    boolean sequencerStores() {
+        return sequencer.storesEvents();
+    }
+
+    /**
+     * For a sequencer that stores events: true when it answered {@code r}'s idempotency key with
+     * an earlier event ({@code seq}); then {@code r} is answered with it after the batch.
+     */
+    boolean answeredBefore(Request r, long seq, Sequencer.Numbers numbers, PublishBatch batch) {
+        if (numbers.created()) {
+            return false;
+        }
+        metrics.deduplicated();
+        batch.deduplicated(r, seq, numbers.epoch());
+        return true;
     }
 
     /**
@@ -65,7 +93,8 @@ final class Ingest {
     void refuse(Request r, RuntimeException e) {
         if (e instanceof StorageFullException) {
             metrics.refusedForStorage(); // the store logs the change of state, once
-        } else if (!(e instanceof TopicLimitException)) { // a refusal, not a fault of the store
+        } else if (!(e instanceof TopicLimitException) && !(e instanceof RejectedExecutionException)) {
+            // a refusal (too many topics, a shared history away: logged once by it), not a fault of the store
             log.error("append to topic {} failed", r.topic(), e);
         }
         r.answer().completeExceptionally(e);

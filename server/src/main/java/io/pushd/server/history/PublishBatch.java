@@ -27,15 +27,19 @@ final class PublishBatch {
         timestamps = new ArrayList<>(max);
     }
 
-    void appended(Request r, long seq, long timestampMillis) {
+    void appended(Request r, long seq, long timestampMillis, String epoch) {
         appended.add(r);
-        results.add(new Result(seq, true));
+        results.add(new Result(seq, true, epoch));
         timestamps.add(timestampMillis);
     }
 
     void deduplicated(Request r, long seq) {
+        deduplicated(r, seq, null);
+    }
+
+    void deduplicated(Request r, long seq, String epoch) {
         deduplicated.add(r);
-        dedupResults.add(new Result(seq, false));
+        dedupResults.add(new Result(seq, false, epoch));
     }
 
     void clear() {

@@ -26,11 +26,20 @@ public final class Publisher implements AutoCloseable {
     private static final int MAX_BATCH = 1024;
 
     /** {@code created} is false when an idempotency key matched an earlier publish. */
-    public record Result(long seq, boolean created) {
+    public record Result(long seq, boolean created, String epoch) {
+
+        /** @param epoch the ID's epoch when the sequencer told it (one per topic), else null: ask the history */
+        public Result {
+        }
+
+        public Result(long seq, boolean created) {
+            this(seq, created, null);
+        }
     }
 
     /** A publish as queued for the writer; {@code key} is its idempotency key or null. */
-    record Request(String topic, byte[] data, String key, CompletableFuture<Result> answer, long acceptedNanos) {
+    record Request(String topic, byte[] data, String key, CompletableFuture<Result> answer, long acceptedNanos)
+            implements Sequencer.Publish {
 
         boolean isWakeUp() {
             return answer == null;
@@ -125,7 +134,12 @@ public final class Publisher implements AutoCloseable {
                 continue;
             }
             try {
-                if (!ingest.deduplicate(r, batch)) {
+                if (ingest.sequencerStores()) {
+                    long seq = numbers.next(r.topic()); // already stored, or an earlier answer
+                    if (!ingest.answeredBefore(r, seq, numbers, batch)) {
+                        apply.append(r, seq, numbers, batch);
+                    }
+                } else if (!ingest.deduplicate(r, batch)) {
                     apply.append(r, numbers.next(r.topic()), numbers, batch);
                 }
             } catch (RuntimeException e) {

@@ -22,6 +22,33 @@ public interface Sequencer {
     CompletionStage<Numbers> reserve(List<String> topics);
 
     /**
+     * True for a shared sequencer that stores each event with its number in the same atomic step
+     * (and dedupes its idempotency key there): then the publisher asks {@link #reserve(List, List)},
+     * does not dedupe itself, and learns from {@link Numbers#created} whether the key was seen.
+     */
+    default boolean storesEvents() {
+        return false;
+    }
+
+    /**
+     * {@link #reserve(List)} for a sequencer that {@link #storesEvents}: {@code publishes} are the
+     * batch's publishes in order (with their data, as the sequencer stores them), {@code topics}
+     * their topics. Numbers not taken cannot be handed out again: there are none, each was stored.
+     */
+    default CompletionStage<Numbers> reserve(List<String> topics, List<? extends Publish> publishes) {
+        return reserve(topics);
+    }
+
+    /** One publish as a sequencer that stores events sees it; {@code key} is its idempotency key or null. */
+    interface Publish {
+        String topic();
+
+        String key();
+
+        byte[] data();
+    }
+
+    /**
      * The numbers of one batch. Writer thread only, in the batch's order. A number must not be
      * lost as a hole: one the batch does not take (a duplicate, a refused append) is handed out
      * again. The local counter simply has not counted it; a shared sequencer that cannot take
@@ -38,5 +65,20 @@ public interface Sequencer {
          * it out again, so a refused publish burns no number.
          */
         void release(String topic, long seq);
+
+        /** False when the last {@link #next} answered an idempotency key seen before (storing sequencers). */
+        default boolean created() {
+            return true;
+        }
+
+        /** The append time the sequencer gave the last {@link #next}, or -1: the publisher's clock. */
+        default long timestampMillis() {
+            return -1;
+        }
+
+        /** The epoch of the last {@link #next} (a sequencer with an epoch per topic), or null: ask the history. */
+        default String epoch() {
+            return null;
+        }
     }
 }

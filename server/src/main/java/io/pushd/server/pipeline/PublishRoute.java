@@ -95,7 +95,8 @@ final class PublishRoute {
     private FullHttpResponse published(String topic, Publisher.Result result) {
         var body = ProtocolCodec.mapper().createObjectNode();
         body.put("topic", topic);
-        body.put("id", new EventId(server.history().epoch(topic), result.seq()).toString());
+        String epoch = result.epoch() != null ? result.epoch() : server.history().epoch(topic);
+        body.put("id", new EventId(epoch, result.seq()).toString());
         return HttpResponses.json(result.created() ? HttpResponseStatus.CREATED : HttpResponseStatus.OK, body);
     }
 

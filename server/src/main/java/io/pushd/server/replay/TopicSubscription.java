@@ -40,6 +40,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private final Consumer<RuntimeException> onFailure;
     private Mode mode = Mode.LIVE;
     private long lastSeq;
+    /** The epoch {@link #lastSeq} belongs to; a shared history can replace a topic's (see {@link #epochChanged}). */
+    private String epoch;
     private boolean stepScheduled;
 
     /**
@@ -65,6 +67,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         metrics.subscribed();
         TopicRange range = history.range(topic);
         String epoch = history.epoch(topic);
+        this.epoch = epoch;
         // id: where this subscription starts. The requested ID even when a reset follows, so a
         // client that stores every frame's id and drops here is told about the reset again.
         EventId position = after != null ? after : new EventId(epoch, range.head());
@@ -112,6 +115,10 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void handleLive(long seq, ByteBuf encodedEvent) {
+        if (epochChanged()) {
+            encodedEvent.release();
+            return;
+        }
         if (mode == Mode.LIVE && seq == lastSeq + 1 && sink.isWritable()) {
             lastSeq = seq;
             metrics.delivered(encodedEvent.readableBytes(), false);
@@ -172,6 +179,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void catchUp() {
+        if (epochChanged()) {
+            return;
+        }
         TopicRange range = history.range(topic);
         if (isLost(lastSeq, range)) {
             sendReset(ResetReason.EXPIRED, range.head()); // retention overtook a slow reader
@@ -205,6 +215,24 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         ByteBuf event = sink.format().encode(sink.alloc(), topic, new EventId(history.epoch(topic), seq), ts, data);
         metrics.delivered(event.readableBytes(), true);
         sink.sendEvent(event);
+    }
+
+    /**
+     * A shared history lost the topic's history and gave it a new epoch (Redis came back with less
+     * than was seen): nothing of the old epoch continues, so say {@code unknown_epoch} at the new
+     * epoch's start and replay it from there. The local history never changes an epoch while running.
+     */
+    private boolean epochChanged() {
+        String now = history.epoch(topic);
+        if (now.equals(epoch) || mode == Mode.CLOSED) {
+            return false;
+        }
+        epoch = now;
+        sendReset(ResetReason.UNKNOWN_EPOCH, 0);
+        sink.flush();
+        mode = Mode.CATCHING_UP;
+        scheduleStep();
+        return true;
     }
 
     private void sendReset(ResetReason reason, long head) {

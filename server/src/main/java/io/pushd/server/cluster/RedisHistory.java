@@ -1,0 +1,315 @@
+package io.pushd.server.cluster;
+
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
+import io.lettuce.core.StreamMessage;
+import io.pushd.server.config.ServerConfig;
+import io.pushd.server.history.EventHistory;
+import io.pushd.server.history.TopicRange;
+import io.pushd.server.topic.TopicHub;
+import java.nio.charset.StandardCharsets;
+import io.lettuce.core.KeyValue;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The history of a cluster node: Redis holds every topic (see {@link Scripts}); this node keeps,
+ * per topic it was asked about, a {@link TopicLog} of what it has applied, and fans out every
+ * event of those topics, its own and other nodes' (pub/sub), in sequence order.
+ *
+ * <p>Pub/sub is at-most-once. One applier thread takes every event; an event that does not follow
+ * the topic's head (a lost message, a reconnect, another epoch) makes it backfill from the topic's
+ * stream first, so subscriptions keep their rule "live only at lastSeq + 1, else read the store".
+ * The same backfill runs after every reconnect to Redis and once a second for every topic, for a
+ * message lost with nothing after it.
+ */
+public final class RedisHistory implements EventHistory {
+
+    private static final Logger log = LoggerFactory.getLogger(RedisHistory.class);
+    /** Recent events kept in memory per topic, served without a round trip. */
+    static final int RING = 1024;
+    private static final int PAGE = 256;
+    private static final long RESYNC_EVERY_MILLIS = 1000;
+
+    private final Map<String, TopicLog> logs = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService applier;
+    private final RedisLink redis;
+    private final java.time.Duration timeout;
+    private volatile Thread applierThread;
+    private volatile TopicHub hub;
+    private volatile long lastFailureLog;
+
+    /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
+    public RedisHistory(ServerConfig config) {
+        timeout = config.cluster().redisTimeout();
+        applier = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "push-redis-apply");
+            t.setDaemon(true);
+            applierThread = t;
+            return t;
+        });
+        try {
+            redis = new RedisLink(config.cluster(), this::onMessage, () -> applier.execute(this::resyncAll));
+        } catch (RuntimeException e) {
+            applier.shutdownNow();
+            throw e;
+        }
+        applier.scheduleWithFixedDelay(this::resyncAll, RESYNC_EVERY_MILLIS, RESYNC_EVERY_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** The fan-out this history feeds; set once, before the server takes connections. */
+    public void start(TopicHub hub) {
+        this.hub = hub;
+    }
+
+    /** The sequencer that stores through this history's Redis. */
+    public RedisSequencer sequencer(ServerConfig.Store store) {
+        return new RedisSequencer(redis, this, store, timeout);
+    }
+
+    @Override
+    public String epoch(String topic) {
+        return log(topic).epoch();
+    }
+
+    @Override
+    public void append(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data) {
+        // stored by the sequencer's script; applied through the applier (RedisSequencer.reserve)
+    }
+
+    @Override
+    public void sync() {
+        // acknowledged means Redis ran the script (durability: Redis' appendfsync)
+    }
+
+    @Override
+    public TopicRange range(String topic) {
+        return log(topic).range();
+    }
+
+    @Override
+    public long findByIdempotencyKey(String topic, String key) {
+        return -1; // the publish script dedupes (the sequencer storesEvents)
+    }
+
+    @Override
+    public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+        TopicLog t = log(topic);
+        int n = t.readCached(afterSeq, max, visitor);
+        if (n >= 0) {
+            return n;
+        }
+        long head = t.head();
+        if (afterSeq >= head) {
+            return 0;
+        }
+        List<StreamMessage<byte[], byte[]>> page = redis.commands().sync().xrange(RedisKeys.stream(topic),
+                Range.create((afterSeq + 1) + "-0", head + "-0"), Limit.from(max));
+        for (StreamMessage<byte[], byte[]> m : page) {
+            visitor.accept(seqOf(m.getId()), Long.parseLong(RedisKeys.text(field(m, 't'))), field(m, 'd'));
+        }
+        return page.size();
+    }
+
+    @Override
+    public boolean writable() {
+        return redis.isOpen();
+    }
+
+    @Override
+    public boolean fansOutItself() {
+        return true;
+    }
+
+    /** Topics this node follows. */
+    public int topicCount() {
+        return logs.size();
+    }
+
+    /** What this node has applied of {@code topic}, or null when it never loaded it. */
+    TopicLog known(String topic) {
+        return logs.get(topic);
+    }
+
+    /** From the sequencer, after the script stored it: apply in order with the other nodes' events. */
+    void offer(String topic, String epoch, long seq, long ts, byte[] data) {
+        applier.execute(() -> apply(topic, epoch, seq, ts, data));
+    }
+
+    /** The node's topic state, loaded from Redis on first use (on the applier, so it is ordered with events). */
+    private TopicLog log(String topic) {
+        TopicLog t = logs.get(topic);
+        if (t != null) {
+            return t;
+        }
+        if (Thread.currentThread() == applierThread) {
+            return load(topic);
+        }
+        try {
+            return applier.submit(() -> load(topic)).get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted loading topic " + topic, e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("loading topic " + topic + " timed out", e);
+        }
+    }
+
+    private TopicLog load(String topic) {
+        TopicLog existing = logs.get(topic);
+        if (existing != null) {
+            return existing;
+        }
+        List<Object> meta = redis.ensureEpoch(topic, "", 0);
+        long head = Long.parseLong(RedisKeys.text(meta.get(1)));
+        TopicLog t = new TopicLog(topic, RING, RedisKeys.text(meta.get(0)), head, head == 0 ? 0 : firstKept(topic));
+        logs.put(topic, t);
+        return t;
+    }
+
+    private void onMessage(byte[] channel, byte[] message) {
+        String topic = RedisKeys.topicOfChannel(channel);
+        if (topic == null || !logs.containsKey(topic)) {
+            return; // nobody here asked about it: loaded from Redis when someone does
+        }
+        int a = indexOf(message, 0);
+        int b = indexOf(message, a + 1);
+        int c = indexOf(message, b + 1);
+        if (a < 0 || b < 0 || c < 0) {
+            return;
+        }
+        String epoch = new String(message, 0, a, StandardCharsets.UTF_8);
+        long seq = Long.parseLong(new String(message, a + 1, b - a - 1, StandardCharsets.UTF_8));
+        long ts = Long.parseLong(new String(message, b + 1, c - b - 1, StandardCharsets.UTF_8));
+        byte[] data = java.util.Arrays.copyOfRange(message, c + 1, message.length);
+        offer(topic, epoch, seq, ts, data);
+    }
+
+    /** Applier thread. */
+    private void apply(String topic, String epoch, long seq, long ts, byte[] data) {
+        TopicLog t = logs.get(topic);
+        if (t == null) {
+            return;
+        }
+        if (epoch.equals(t.epoch())) {
+            long head = t.head();
+            if (seq <= head) {
+                return; // already applied (our own publish came back, or a backfill had it)
+            }
+            if (seq == head + 1) {
+                fanOut(t, seq, ts, data);
+                return;
+            }
+        }
+        backfill(t); // a hole, or another epoch: the stream has everything in order
+    }
+
+    private void fanOut(TopicLog t, long seq, long ts, byte[] data) {
+        t.add(seq, ts, data); // before the fan-out: a subscriber that falls back to reading finds it
+        TopicHub h = hub;
+        if (h != null) {
+            h.fanOut(t.topic(), seq, ts, data, System.nanoTime());
+        }
+    }
+
+    /** Applier thread: brings {@code t} up to Redis' head, in pages, changing its epoch if Redis did. */
+    private void backfill(TopicLog t) {
+        String topic = t.topic();
+        List<Object> meta = redis.ensureEpoch(topic, t.epoch(), t.head());
+        String epoch = RedisKeys.text(meta.get(0));
+        long redisHead = Long.parseLong(RedisKeys.text(meta.get(1)));
+        if (!epoch.equals(t.epoch())) {
+            log.warn("topic {}: Redis holds another history (epoch {} → {}); its clients get reset unknown_epoch",
+                    topic, t.epoch(), epoch);
+            t.reset(epoch);
+        }
+        while (t.head() < redisHead) {
+            List<StreamMessage<byte[], byte[]>> page = redis.commands().sync().xrange(RedisKeys.stream(topic),
+                    Range.create((t.head() + 1) + "-0", redisHead + "-0"), Limit.from(PAGE));
+            if (page.isEmpty()) {
+                t.keptFrom(0); // retention took them: readers see expired, never a silent hole
+                t.add(redisHead, 0, null);
+                break;
+            }
+            for (StreamMessage<byte[], byte[]> m : page) {
+                fanOut(t, seqOf(m.getId()), Long.parseLong(RedisKeys.text(field(m, 't'))), field(m, 'd'));
+            }
+        }
+        t.keptFrom(t.head() == 0 ? 0 : firstKept(topic));
+    }
+
+    /**
+     * Applier thread: after a reconnect, and once a second, for a lost message with nothing after
+     * it. One pipelined round reads every followed topic's meta; only a topic Redis is ahead of (or
+     * holds another history of) is backfilled.
+     */
+    private void resyncAll() {
+        if (!redis.isOpen()) {
+            return;
+        }
+        List<TopicLog> all = List.copyOf(logs.values());
+        try {
+            List<List<KeyValue<byte[], byte[]>>> metas =
+                    redis.metas(all.stream().map(TopicLog::topic).toList(), timeout.toMillis());
+            for (int i = 0; i < all.size(); i++) {
+                TopicLog t = all.get(i);
+                var meta = metas.get(i);
+                String epoch = meta.get(0).hasValue() ? RedisKeys.text(meta.get(0).getValue()) : null;
+                long head = meta.get(1).hasValue() ? Long.parseLong(RedisKeys.text(meta.get(1).getValue())) : 0;
+                if (epoch == null || !epoch.equals(t.epoch()) || head != t.head()) {
+                    backfill(t);
+                }
+            }
+        } catch (RuntimeException e) {
+            long now = System.currentTimeMillis();
+            if (now - lastFailureLog > 10_000) { // once per outage, not per topic and second
+                lastFailureLog = now;
+                log.warn("cluster: backfill from Redis failed ({}); retrying", e.toString());
+            }
+        }
+    }
+
+    private long firstKept(String topic) {
+        List<StreamMessage<byte[], byte[]>> first = redis.commands().sync().xrange(RedisKeys.stream(topic),
+                Range.unbounded(), Limit.from(1));
+        return first.isEmpty() ? 0 : seqOf(first.get(0).getId());
+    }
+
+    private static long seqOf(String streamId) {
+        return Long.parseLong(streamId.substring(0, streamId.indexOf('-')));
+    }
+
+    private static byte[] field(StreamMessage<byte[], byte[]> m, char name) {
+        for (Map.Entry<byte[], byte[]> e : m.getBody().entrySet()) {
+            if (e.getKey().length == 1 && e.getKey()[0] == name) {
+                return e.getValue();
+            }
+        }
+        throw new IllegalStateException("stream entry " + m.getId() + " without field " + name);
+    }
+
+    private static int indexOf(byte[] b, int from) {
+        for (int i = Math.max(0, from); i < b.length; i++) {
+            if (b[i] == ' ') {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public void close() {
+        applier.shutdownNow();
+        redis.close();
+    }
+}

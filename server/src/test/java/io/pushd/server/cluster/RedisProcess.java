@@ -1,0 +1,142 @@
+package io.pushd.server.cluster;
+
+import static org.assertj.core.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A real {@code redis-server} for a test, on an ephemeral port with its files in a temp folder.
+ * When the binary is missing the test is skipped with a message, unless {@code -DPUSH_REQUIRE_REDIS=true}
+ * (CI), which turns that into a failure.
+ */
+final class RedisProcess implements AutoCloseable {
+
+    private final Path dir;
+    private final int port;
+    private Process process;
+
+    private RedisProcess(Path dir, int port) {
+        this.dir = dir;
+        this.port = port;
+    }
+
+    /** Starts Redis with AOF on ({@code appendfsync everysec}, the default). */
+    static RedisProcess start(Path dir) throws Exception {
+        requireBinary();
+        RedisProcess r = new RedisProcess(dir, freePort());
+        r.startProcess(true);
+        return r;
+    }
+
+    static void requireBinary() {
+        String path = System.getenv().getOrDefault("PATH", "") + java.io.File.pathSeparator + "/usr/bin:/usr/local/bin";
+        boolean present = java.util.Arrays.stream(path.split(java.io.File.pathSeparator))
+                .anyMatch(d -> !d.isEmpty() && Files.isExecutable(Path.of(d, "redis-server")));
+        if (!present) {
+            if ("true".equals(System.getProperty("PUSH_REQUIRE_REDIS", System.getenv("PUSH_REQUIRE_REDIS")))) {
+                fail("redis-server is not installed and -DPUSH_REQUIRE_REDIS=true: install Debian's redis-server");
+            }
+            Assumptions.abort("redis-server is not installed: the cluster tests are skipped "
+                    + "(apt-get install redis-server; -DPUSH_REQUIRE_REDIS=true makes this a failure)");
+        }
+    }
+
+    String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    /** Stops Redis gracefully (SIGTERM: the AOF is flushed) and starts it again on the same port. */
+    void restart(long downMillis) throws Exception {
+        stop();
+        Thread.sleep(downMillis);
+        startProcess(true);
+    }
+
+    /** Stops Redis and starts it with nothing: no AOF, an empty folder (a restart without persistence). */
+    void restartEmpty() throws Exception {
+        stop();
+        Path empty = dir.resolve("empty-" + System.nanoTime());
+        Files.createDirectories(empty);
+        startProcess(false, empty);
+    }
+
+    void stop() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private void startProcess(boolean aof) throws Exception {
+        startProcess(aof, dir);
+    }
+
+    private void startProcess(boolean aof, Path in) throws Exception {
+        process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", aof ? "yes" : "no", "--dir", in.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(in.resolve("redis-" + port + ".log").toFile())
+                .start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            if (ping()) {
+                return;
+            }
+            Thread.sleep(20);
+        }
+        fail("redis-server did not answer PING on port " + port + "; see " + in.resolve("redis-" + port + ".log"));
+    }
+
+    /** RESP by hand: one PING, one +PONG (the test does not lean on the client under test). */
+    private boolean ping() {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+            s.setSoTimeout(500);
+            OutputStream out = s.getOutputStream();
+            out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = s.getInputStream();
+            byte[] buf = new byte[7];
+            int n = in.readNBytes(buf, 0, 7);
+            return new String(buf, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Runs {@code redis-cli -p <port> args...} and returns its output (an independent client). */
+    String cli(String... args) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of("redis-cli", "-p", Integer.toString(port)));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            fail("redis-cli " + args[0] + " failed: " + out);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        stop();
+    }
+}

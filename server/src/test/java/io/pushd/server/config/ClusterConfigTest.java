@@ -1,0 +1,54 @@
+package io.pushd.server.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** {@code cluster.redisUri}: off by default, Lettuce's URI forms, refused early, never printed with its password. */
+class ClusterConfigTest {
+
+    @Test
+    void clusterModeIsOffByDefault() {
+        assertThat(ConfigLoader.load(null, Map.of()).cluster().enabled()).isFalse();
+    }
+
+    @Test
+    void redisRedissAndSentinelUrisAreAccepted() {
+        for (String uri : new String[] {"redis://127.0.0.1:6379", "rediss://user:secret@redis.example:6380/2",
+                "redis-sentinel://s1:26379,s2:26379/0#mymaster"}) {
+            Cluster c = ConfigLoader.load(null, Map.of("cluster.redisUri", uri)).cluster();
+            assertThat(c.enabled()).isTrue();
+            assertThat(c.uri()).isNotNull();
+        }
+    }
+
+    @Test
+    void theEnvironmentVariableNamesTheKey() {
+        Map<String, String> o = ConfigLoader.fromEnvironment(Map.of("PUSH_CLUSTER_REDIS_URI", "redis://r:6379"));
+        assertThat(ConfigLoader.load(null, o).cluster().redisUri()).isEqualTo("redis://r:6379");
+    }
+
+    @Test
+    void aUriThatIsNotRedisIsRefusedByName() {
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.redisUri", "http://host:6379")))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.redisUri: http://host:6379");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.redisUri", "redis-sentinel://s1:26379")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("sentinelMasterId");
+    }
+
+    @Test
+    void aTimeoutOutOfRangeIsRefusedByName() {
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.redisTimeout", "1ms")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("cluster.redisTimeout");
+    }
+
+    @Test
+    void thePrintedConfigurationHidesThePassword() {
+        ServerConfig c = ConfigLoader.load(null, Map.of("cluster.redisUri", "redis://user:s3cret@host:6379"));
+        String yaml = ConfigLoader.toYaml(c);
+        assertThat(yaml).contains("redis://***@host:6379").doesNotContain("s3cret");
+        assertThat(c.cluster().redisUri()).contains("s3cret"); // the client still gets it
+    }
+}
