@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side: checks each request ({@link HttpRequestCheck}), routes it ({@link StatusRoutes},
- * {@link TopicRoutes}, {@link LiveUpgradeGate}) and answers pipelined requests in order. Per
+ * {@link TopicRoutes}, {@link LiveUpgradeGate}, {@link SseRoute}) and answers pipelined requests in order. Per
  * connection (it is in every HTTP pipeline until an upgrade removes it).
  */
 final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
@@ -36,6 +36,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private final StatusRoutes status;
     private final TopicRoutes topics;
     private final LiveUpgradeGate live;
+    private final SseRoute sse;
     /**
      * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, and
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
@@ -52,6 +53,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         this.status = new StatusRoutes(server);
         this.topics = new TopicRoutes(server);
         this.live = new LiveUpgradeGate(server, pipelines);
+        this.sse = new SseRoute(server, pipelines);
     }
 
     @Override
@@ -132,6 +134,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         switch (path) {
             case LiveUpgradeGate.PATH -> {
                 return live.pass(ctx, req, uri);
+            }
+            case SseRoute.PATH -> {
+                return sse.pass(ctx, req, uri);
             }
             case "/metrics" -> status.metrics(ctx, req);
             case "/healthz" -> status.health(ctx, req);

@@ -60,13 +60,13 @@ public final class Session {
                 case PER_IP -> ServerMetrics.Handshake.REFUSED_PER_IP;
                 case HANDSHAKE_RATE -> ServerMetrics.Handshake.REFUSED_RATE;
                 case STARTUP_RAMP -> ServerMetrics.Handshake.REFUSED_STARTUP_RAMP;
-            });
+            }, sink.transport());
             log.debug("[{}] refused ({}), retry in {} ms", sink.id(), decision.reason(), decision.retryMs());
             close(CloseCode.TRY_AGAIN_LATER, decision.retryMs());
             return false;
         }
         admittedIp = clientIp;
-        context.metrics().handshake(ServerMetrics.Handshake.ADMITTED);
+        context.metrics().handshake(ServerMetrics.Handshake.ADMITTED, sink.transport());
         context.registry().add(this);
         log.debug("[{}] upgraded from {}, {} topic(s)", sink.id(), clientIp, initial == null ? 0 : initial.size());
         if (initial != null) {
@@ -75,6 +75,11 @@ public final class Session {
             }
         }
         return true;
+    }
+
+    /** The transport's name ({@code websocket}, {@code sse}), for the connection gauges. */
+    public String transport() {
+        return sink.transport();
     }
 
     /** True while what the client says matters: admitted and not closing. */
