@@ -77,7 +77,8 @@ class MetricsEndpointTest {
             Http.publish(server.port(), "t", "{}");
             c.awaitEvents(1, Duration.ofSeconds(5));
             String s = scrape();
-            assertThat(value(s, "push_connections", "")).isEqualTo(1);
+            assertThat(value(s, "push_connections", "transport=\"websocket\"")).isEqualTo(1);
+            assertThat(value(s, "push_connections", "transport=\"sse\"")).isZero();
             assertThat(value(s, "push_subscriptions", "")).isEqualTo(2);
             assertThat(value(s, "push_handshakes_total", "outcome=\"admitted\"")).isEqualTo(1);
             assertThat(value(s, "push_frames_delivered_total", "")).isEqualTo(2);
