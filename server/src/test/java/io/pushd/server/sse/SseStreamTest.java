@@ -8,10 +8,14 @@ import io.pushd.server.config.ServerConfig;
 import io.pushd.server.testing.Http;
 import io.pushd.server.testing.SseStream;
 import io.pushd.server.testing.TestServers;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -224,6 +229,27 @@ class SseStreamTest {
         assertThat(line).startsWith("data: {\"type\":\"event\",\"topic\":\"jdk\",\"id\":\"" + id + "\"");
         assertThat(lines.next()).isEmpty(); // the blank line that ends the message
         res.body().close();
+    }
+
+    @Test
+    void curlWithNoBufferingPrintsEachEventWithItsId() throws Exception {
+        Path curl = Path.of("/usr/bin/curl");
+        Assumptions.assumeTrue(Files.isExecutable(curl), "no /usr/bin/curl");
+        start(c -> c);
+        Process p = new ProcessBuilder(curl.toString(), "-sN", "--max-time", "5",
+                "http://127.0.0.1:" + server.port() + "/v1/sse?topic=curl").redirectErrorStream(true).start();
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            assertThat(out.readLine()).startsWith("retry: ");
+            while (!out.readLine().startsWith("data: {\"type\":\"subscribed\"")) {
+                // the subscribed event's other lines
+            }
+            String id = publish("curl", "{\"via\":\"curl\"}");
+            assertThat(out.readLine()).isEmpty();
+            assertThat(out.readLine()).isEqualTo("id: " + id);
+            assertThat(out.readLine()).contains("\"data\":{\"via\":\"curl\"}");
+        } finally {
+            p.destroy();
+        }
     }
 
     void awaitNoConnections() throws InterruptedException {
