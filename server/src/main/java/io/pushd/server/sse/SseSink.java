@@ -148,6 +148,12 @@ public final class SseSink implements SessionSink {
     }
 
     private void write(ByteBuf message) {
+        if (closing) {
+            // the response has ended (or is ending): a live event or replay step still queued
+            // behind the close has nowhere to go
+            message.release();
+            return;
+        }
         channel.write(new DefaultHttpContent(message), channel.voidPromise());
     }
 
@@ -185,17 +191,19 @@ public final class SseSink implements SessionSink {
         if (closing) {
             return;
         }
-        closing = true;
         long retryMs = CloseCode.parseRetryMs(reason).orElseGet(hints::single);
         metrics.closeSent(code, retryMs);
         log.debug("[{}] ending the stream with {} retry {} ms", id(), code.describe(), retryMs);
         writeText("retry: " + retryMs + "\nevent: close\ndata: {\"code\":" + code.code() + ",\"retryMs\":" + retryMs
                 + "}\n\n");
-        end();
+        end(); // from here on isClosing() and nothing more is written
     }
 
     /** Ends the response: the last chunk, then our FIN; the client's FIN (or a timeout) closes the socket. */
     void end() {
+        if (closing) {
+            return;
+        }
         closing = true;
         channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(done -> {
             if (!done.isSuccess() || !(channel instanceof DuplexChannel duplex) || !channel.isActive()) {

@@ -96,6 +96,11 @@ class SseSinkTest {
         Object last = channel.readOutbound();
         assertThat(last).isInstanceOf(LastHttpContent.class);
         assertThat(s.isClosing()).isTrue();
+        ByteBuf late = encoded("t", 1); // a live event queued behind the close
+        s.sendEvent("t", 1, late);
+        s.send(new ServerMessage.Reset("t", new EventId("ep", 1), io.pushd.protocol.ResetReason.FUTURE));
+        s.flush();
+        assertThat(late.refCnt()).isZero();
         assertThat((Object) channel.readOutbound()).isNull();
     }
 
