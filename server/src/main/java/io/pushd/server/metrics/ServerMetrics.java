@@ -104,7 +104,8 @@ public final class ServerMetrics {
         for (String transport : TRANSPORTS) {
             Map<Handshake, Counter> byOutcome = new EnumMap<>(Handshake.class);
             for (Handshake h : Handshake.values()) {
-                byOutcome.put(h, Counter.builder("push.handshakes").description("WebSocket upgrades and SSE starts by outcome")
+                byOutcome.put(h, Counter.builder("push.handshakes")
+                        .description("WebSocket upgrades and SSE starts by outcome")
                         .tag("outcome", h.name().toLowerCase()).tag("transport", transport).register(registry));
             }
             out.put(transport, byOutcome);

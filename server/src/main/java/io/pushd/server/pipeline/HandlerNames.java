@@ -12,7 +12,7 @@ package io.pushd.server.pipeline;
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
  *   http-request-timeout  RequestTimeoutHandler       slowloris, idle, age and unread-answer bounds of HTTP
- *   http-cors             CorsHandler (Netty's)       preflights; Access-Control-Allow-Origin from security.allowedOrigins
+ *   http-cors             CorsHandler (Netty's)       preflights; Allow-Origin from security.allowedOrigins
  *   http-api              HttpApiHandler              request checks, routes, in-order answers, the /v1/live gate
  * </pre>
  *

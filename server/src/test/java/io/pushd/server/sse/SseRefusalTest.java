@@ -151,7 +151,8 @@ class SseRefusalTest {
         assertThat(retries).allSatisfy(r -> assertThat(r).isBetween(1_000L, 5_000L));
         long[] quarters = new long[4]; // 1-2 s, 2-3 s, 3-4 s, 4-5 s: uniform gives ~50 each
         retries.forEach(r -> quarters[(int) Math.min(3, (r - 1_000) / 1_000)]++);
-        assertThat(java.util.Arrays.stream(quarters).boxed().toList()).allSatisfy(q -> assertThat(q).isBetween(20L, 90L));
+        assertThat(java.util.Arrays.stream(quarters).boxed().toList())
+                .allSatisfy(q -> assertThat(q).isBetween(20L, 90L));
     }
 
     @Test

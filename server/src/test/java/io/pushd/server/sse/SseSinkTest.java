@@ -67,7 +67,8 @@ class SseSinkTest {
 
     @Test
     void severalTopicsShareTheDataPartAndWriteTheirOwnCursorInTheSameChunk() {
-        SseSink a = sink(new ClientMessage.Subscribe("t", null), new ClientMessage.Subscribe("u", new EventId("ep", 2)));
+        SseSink a = sink(new ClientMessage.Subscribe("t", null),
+                new ClientMessage.Subscribe("u", new EventId("ep", 2)));
         EmbeddedChannel other = new EmbeddedChannel();
         SseSink b = new SseSink(other, metrics, hints, List.of(new ClientMessage.Subscribe("t", null),
                 new ClientMessage.Subscribe("v", null)));
@@ -81,7 +82,8 @@ class SseSinkTest {
         b.flush();
         assertThat(next()).startsWith("event: subscribed\nid: t@ep-0,u@ep-2\n");
         assertThat(next()).startsWith("id: t@ep-1,u@ep-2\ndata: {\"type\":\"event\",\"topic\":\"t\",\"id\":\"ep-1\"");
-        List<String> otherChunks = List.of(text(other.readOutbound()), text(other.readOutbound()), text(other.readOutbound()));
+        List<String> otherChunks = List.of(text(other.readOutbound()), text(other.readOutbound()),
+                text(other.readOutbound()));
         assertThat(otherChunks.get(2)).startsWith("id: t@ep-1,v@ep-9\ndata: {\"type\":\"event\"");
         assertThat(shared.release()).isTrue();
         assertThat(other.finishAndReleaseAll()).isFalse();

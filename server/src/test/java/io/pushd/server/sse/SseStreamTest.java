@@ -238,7 +238,8 @@ class SseStreamTest {
         start(c -> c);
         Process p = new ProcessBuilder(curl.toString(), "-sN", "--max-time", "5",
                 "http://127.0.0.1:" + server.port() + "/v1/sse?topic=curl").redirectErrorStream(true).start();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader out = new BufferedReader(
+                new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             assertThat(out.readLine()).startsWith("retry: ");
             while (!out.readLine().startsWith("data: {\"type\":\"subscribed\"")) {
                 // the subscribed event's other lines

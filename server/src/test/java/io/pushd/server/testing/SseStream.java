@@ -75,7 +75,8 @@ public final class SseStream implements AutoCloseable {
         Map<String, String> headers = new TreeMap<>();
         for (int i = 1; i < lines.length; i++) {
             int colon = lines[i].indexOf(':');
-            headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).trim());
+            headers.put(lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT),
+                    lines[i].substring(colon + 1).trim());
         }
         SseStream stream = new SseStream(s, Integer.parseInt(lines[0].split(" ")[1]), headers, in);
         Thread reader = new Thread(stream::readBody, "sse-reader");
