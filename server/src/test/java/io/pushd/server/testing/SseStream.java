@@ -89,12 +89,12 @@ public final class SseStream implements AutoCloseable {
         return headers.get(name.toLowerCase(Locale.ROOT));
     }
 
-    public OutputStreamWriter output() throws IOException {
-        return new OutputStreamWriter(socket);
+    public Output output() throws IOException {
+        return new Output(socket);
     }
 
     /** Writes raw bytes after the request (SSE is one-way: the server should end the stream). */
-    public record OutputStreamWriter(Socket socket) {
+    public record Output(Socket socket) {
         public void write(String s) throws IOException {
             socket.getOutputStream().write(s.getBytes(StandardCharsets.ISO_8859_1));
             socket.getOutputStream().flush();
