@@ -27,6 +27,11 @@ export async function startFront(upstreamPort) {
     const up = request({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers: req.headers }, (ures) => {
       res.writeHead(ures.statusCode, ures.headers);
       ures.pipe(res);
+      // An upstream that dies mid-response (kill -9 under an SSE stream) must cut the page's
+      // connection too, as nginx does; pipe() alone would leave it open and silent forever.
+      ures.on('close', () => {
+        if (!ures.complete) res.destroy();
+      });
     });
     up.on('error', () => {
       if (!res.headersSent) res.writeHead(502, { 'Content-Type': 'application/json' });

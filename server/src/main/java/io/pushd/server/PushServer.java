@@ -134,7 +134,7 @@ public final class PushServer implements AutoCloseable {
         }
         this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
                 PUBLISH_QUEUE_CAPACITY);
-        metrics.gauge("push.connections", "open WebSocket connections", null, sessions, Sessions::size);
+        metrics.gaugePerTransport("push.connections", "open WebSocket connections and SSE streams", sessions::size);
         registerStoreGauges(clock);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "push-housekeeping");

@@ -141,7 +141,8 @@ class LimitsTest {
 
     @Test
     void aPeerSilentAfterAPingIsDisconnected() throws Exception {
-        start(c -> c.withHeartbeat(new ServerConfig.Heartbeat(Duration.ofMillis(300), Duration.ofMillis(300))));
+        start(c -> c.withHeartbeat(new ServerConfig.Heartbeat(Duration.ofMillis(300), Duration.ofMillis(300),
+                ServerConfig.Heartbeat.DEFAULT_SSE_INTERVAL)));
         try (RawWebSocket silent = RawWebSocket.open(server.port(), "topic=t", 64 * 1024);
              WsClient answering = WsClient.connect(server.port(), "topic=t")) {
             assertThat(silent.drainUntilClosed(5_000)).as("server closed the silent peer").isNotNegative();

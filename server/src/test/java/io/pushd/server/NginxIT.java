@@ -6,14 +6,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.server.testing.Http;
+import io.pushd.server.testing.Nginx;
 import io.pushd.server.testing.ServerProcess;
 import io.pushd.server.testing.ServerProcesses;
+import io.pushd.server.testing.SseStream;
 import io.pushd.server.testing.WsClient;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,11 +33,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -46,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The real nginx, configured from {@code config/nginx.conf.example}, in front of the packaged
  * server on loopback: WebSocket upgrades, events and the 1012 drain close pass through it, a
  * server restart behind it loses and duplicates nothing for clients that resume with their last
- * ID, and X-Forwarded-For reaches the server.
+ * ID, SSE streams pass unbuffered (events, the drain's close event, Last-Event-ID resume), and
+ * X-Forwarded-For reaches the server.
  *
  * <p>Skipped when no nginx is installed, unless {@code PUSH_REQUIRE_NGINX=true} (system property
  * or environment variable; {@code .ci/run} sets it), which turns the skip into a failure.
@@ -66,27 +65,15 @@ class NginxIT {
     Path tmp;
 
     private Path nginxBinary;
-    private Process nginx;
-    private Path nginxDir;
+    private Nginx nginx;
     private final List<WsClient> clients = new CopyOnWriteArrayList<>();
     private final List<WebSocket> rawSockets = new CopyOnWriteArrayList<>();
+    private final List<SseStream> sseStreams = new CopyOnWriteArrayList<>();
     private final ExecutorService pool = Executors.newFixedThreadPool(8);
 
     @BeforeEach
     void findNginx() {
-        nginxBinary = Stream.concat(Stream.of(Path.of("/usr/sbin/nginx")),
-                        Stream.of(System.getenv().getOrDefault("PATH", "").split(":"))
-                                .filter(d -> !d.isEmpty()).map(d -> Path.of(d, "nginx")))
-                .filter(Files::isExecutable).findFirst().orElse(null);
-        if (nginxBinary == null) {
-            String message = "nginx not found (neither /usr/sbin/nginx nor on PATH); install the Debian package"
-                    + " `nginx` to run this test";
-            String require = System.getProperty("PUSH_REQUIRE_NGINX", System.getenv("PUSH_REQUIRE_NGINX"));
-            if ("true".equalsIgnoreCase(require)) {
-                throw new AssertionError(message + " (PUSH_REQUIRE_NGINX=true: not skipping)");
-            }
-            Assumptions.abort(message);
-        }
+        nginxBinary = Nginx.binary();
     }
 
     @AfterEach
@@ -97,13 +84,11 @@ class NginxIT {
         for (WebSocket ws : rawSockets) {
             ws.abort();
         }
-        if (nginx != null && nginx.isAlive()) {
-            nginx.destroy(); // SIGTERM: nginx's fast shutdown, master and workers
-            if (!nginx.waitFor(5, TimeUnit.SECONDS)) {
-                nginx.descendants().forEach(ProcessHandle::destroyForcibly);
-                nginx.destroyForcibly();
-                nginx.waitFor(5, TimeUnit.SECONDS);
-            }
+        for (SseStream s : sseStreams) {
+            s.close();
+        }
+        if (nginx != null) {
+            nginx.close();
         }
         servers.killAll();
         pool.shutdownNow();
@@ -245,11 +230,64 @@ class NginxIT {
                 .isEqualTo("close 1013");
         assertThat(rawConnect(uri, "198.51.100.2").next()).as("first from B").isEqualTo("subscribed");
 
-        String accessLog = Files.readString(nginxDir.resolve("push-server.access.log"));
+        String accessLog = Files.readString(nginx.dir().resolve("push-server.access.log"));
         assertThat(accessLog).as("nginx access log").contains("GET /v1/live?topic=" + TOPIC);
     }
 
+    @Test
+    void anSseStreamThroughNginxGetsEachEventAtOnceTheDrainsCloseEventAndResumesWithLastEventId()
+            throws Exception {
+        Path data = tmp.resolve("data");
+        int serverPort = ServerProcess.freePort();
+        ServerProcess first = servers.start(tmp, serverPort, data, "drain.lbGrace=0s");
+        int port = startNginx(serverPort);
+
+        SseStream s = sse(port, "topic=" + TOPIC);
+        assertThat(s.status).isEqualTo(200);
+        assertThat(s.header("content-type")).isEqualTo("text/event-stream; charset=utf-8");
+        assertThat(s.header("x-accel-buffering")).as("used by nginx, not passed on").isNull();
+        assertThat(s.next(Duration.ofSeconds(10)).retry()).isNotNull();
+        assertThat(s.next(Duration.ofSeconds(10)).event()).isEqualTo("subscribed");
+        // unbuffered: each event arrives before the next is published
+        String lastId = null;
+        for (int n = 1; n <= 5; n++) {
+            lastId = Http.publish(port, TOPIC, "{\"n\":" + n + "}").json().path("id").asText();
+            assertThat(s.events(1, Duration.ofSeconds(2))).extracting(SseStream.Message::id).containsExactly(lastId);
+        }
+
+        first.sigterm();
+        SseStream.Message close = s.next(Duration.ofSeconds(10));
+        assertThat(close.event()).isEqualTo("close");
+        assertThat(close.data()).matches("\\{\"code\":1012,\"retryMs\":\\d+}");
+        assertThat(close.retry()).isNotNull();
+        assertThat(s.ended.get(10, TimeUnit.SECONDS)).as("the terminal chunk through nginx").isTrue();
+        assertThat(first.awaitExit(Duration.ofSeconds(15))).isZero();
+
+        servers.start(tmp, serverPort, data);
+        List<String> missed = new ArrayList<>();
+        for (int n = 6; n <= 8; n++) {
+            missed.add(Http.publish(port, TOPIC, "{\"n\":" + n + "}").json().path("id").asText());
+        }
+        SseStream resumed = sse(port, "topic=" + TOPIC, "Last-Event-ID: " + lastId);
+        assertThat(resumed.events(3, Duration.ofSeconds(10))).extracting(SseStream.Message::id)
+                .containsExactlyElementsOf(missed);
+        Thread.sleep(200);
+        assertThat(resumed.messages).allSatisfy(m -> assertThat(m.data()).isNull()); // no event twice
+    }
+
     // ---------------------------------------------------------------------------------------------
+
+    private SseStream sse(int port, String query, String... headers) throws IOException {
+        SseStream s = SseStream.open(port, query, headers);
+        sseStreams.add(s);
+        return s;
+    }
+
+    private int startNginx(int serverPort) throws IOException, InterruptedException {
+        nginx = Nginx.start(nginxBinary, tmp, serverPort, TOPIC);
+        return nginx.port();
+    }
+
 
     private static URI live(int port, String query) {
         return URI.create("ws://127.0.0.1:" + port + "/v1/live?" + query);
@@ -274,90 +312,6 @@ class NginxIT {
             Thread.sleep(50);
         }
         throw new AssertionError("publish " + n + " not acknowledged within 25 s; answers " + refusals);
-    }
-
-    /**
-     * Writes {@code config/nginx.conf.example} with loopback ports and temp paths into a temp
-     * dir, wraps it in a minimal main config, runs nginx in the foreground and waits until it
-     * proxies.
-     */
-    private int startNginx(int serverPort) throws IOException, InterruptedException {
-        nginxDir = Files.createDirectories(tmp.resolve("nginx"));
-        int port = ServerProcess.freePort();
-        Path example = Path.of(System.getProperty("user.dir")).resolve("../config/nginx.conf.example").normalize();
-        assertThat(example).as("the example config (the module dir is the working directory)").isRegularFile();
-        String site = Files.readString(example, StandardCharsets.UTF_8);
-        site = replaceAll(site, "(?m)^(\\s*)server\\s+[0-9A-Za-z.\\-\\[\\]:]+:\\d+",
-                "$1server 127.0.0.1:" + serverPort, 1, "upstream server line");
-        site = replaceAll(site, "(?m)^(\\s*)listen\\s+[^;]+;", "$1listen 127.0.0.1:" + port + ";", 1, "listen line");
-        site = replaceAll(site, "/var/log/nginx/", Matcher.quoteReplacement(nginxDir + "/"), 1, "log path");
-        Files.writeString(nginxDir.resolve("push-server.conf"), site);
-
-        String d = nginxDir.toString();
-        String main = (isRoot() ? "user root;\n" : "") // else the workers run as nobody: no access to the temp dir
-                + "worker_processes 1;\n"
-                + "error_log " + d + "/error.log info;\n"
-                + "events { worker_connections 1024; }\n"
-                + "http {\n"
-                + "    client_body_temp_path " + d + "/client_body;\n"
-                + "    proxy_temp_path " + d + "/proxy;\n"
-                + "    fastcgi_temp_path " + d + "/fastcgi;\n"
-                + "    uwsgi_temp_path " + d + "/uwsgi;\n"
-                + "    scgi_temp_path " + d + "/scgi;\n"
-                + "    access_log " + d + "/access.log;\n"
-                + "    include " + d + "/push-server.conf;\n"
-                + "}\n";
-        Files.writeString(nginxDir.resolve("nginx.conf"), main);
-
-        nginx = new ProcessBuilder(nginxBinary.toString(), "-p", d + "/", "-c", d + "/nginx.conf", "-e", d + "/error.log",
-                "-g", "daemon off; pid " + d + "/nginx.pid;")
-                .redirectErrorStream(true)
-                .redirectOutput(nginxDir.resolve("nginx.out").toFile())
-                .start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (true) {
-            if (!nginx.isAlive()) {
-                throw new AssertionError("nginx exited with " + nginx.exitValue() + ":\n" + nginxLogs());
-            }
-            try {
-                if (Http.get(port, "/v1/topics/" + TOPIC).status() == 200) {
-                    return port;
-                }
-            } catch (IllegalStateException notYet) {
-                // not listening yet
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("nginx did not proxy within 10 s:\n" + nginxLogs());
-            }
-            Thread.sleep(100);
-        }
-    }
-
-    private String nginxLogs() {
-        StringBuilder b = new StringBuilder();
-        for (String f : List.of("nginx.out", "error.log")) {
-            try {
-                b.append("--- ").append(f).append(":\n").append(Files.readString(nginxDir.resolve(f)));
-            } catch (IOException e) {
-                b.append("--- ").append(f).append(": ").append(e).append('\n');
-            }
-        }
-        return b.toString();
-    }
-
-    private static boolean isRoot() {
-        return "root".equals(System.getProperty("user.name"));
-    }
-
-    private static String replaceAll(String text, String regex, String replacement, int atLeast, String what) {
-        Matcher m = Pattern.compile(regex).matcher(text);
-        int count = 0;
-        while (m.find()) {
-            count++;
-        }
-        assertThat(count).as(what + " in config/nginx.conf.example (the test templates it)").isGreaterThanOrEqualTo(
-                atLeast);
-        return m.replaceAll(replacement);
     }
 
     /** A WebSocket through nginx with a client-sent X-Forwarded-For; yields frame types and closes. */

@@ -64,7 +64,8 @@ class StartupRampTest {
             assertThat(CloseCode.parseRetryMs(refused.closeReason()).getAsLong()).isBetween(0L, 5_000L);
         }
         String scrape = Http.get(server.port(), "/metrics").body();
-        assertThat(scrape).containsPattern("push_handshakes_total\\{outcome=\"refused_startup_ramp\"} [1-9]");
+        assertThat(scrape).containsPattern(
+                "push_handshakes_total\\{outcome=\"refused_startup_ramp\",transport=\"websocket\"} [1-9]");
     }
 
     @Test

@@ -321,18 +321,25 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    /** Server pings; silence past the timeout closes the connection. */
-    public record Heartbeat(Duration interval, Duration timeout) {
+    /**
+     * Server pings; silence past the timeout closes the connection. SSE streams get a comment
+     * every {@code sseInterval} (they cannot answer, so only balancers' idle timers are reset).
+     */
+    public record Heartbeat(Duration interval, Duration timeout, Duration sseInterval) {
         public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(25);
         public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+        /** Below common balancer idle timeouts of 30-60 s, with room for one lost comment. */
+        public static final Duration DEFAULT_SSE_INTERVAL = Duration.ofSeconds(15);
 
         public Heartbeat {
             require(interval != null && interval.toMillis() >= 100, "heartbeat.interval", interval, ">= 100ms");
             require(timeout != null && timeout.toMillis() >= 100, "heartbeat.timeout", timeout, ">= 100ms");
+            require(sseInterval != null && sseInterval.toMillis() >= 100, "heartbeat.sseInterval", sseInterval,
+                    ">= 100ms");
         }
 
         public static Heartbeat defaults() {
-            return new Heartbeat(DEFAULT_INTERVAL, DEFAULT_TIMEOUT);
+            return new Heartbeat(DEFAULT_INTERVAL, DEFAULT_TIMEOUT, DEFAULT_SSE_INTERVAL);
         }
     }
 

@@ -18,6 +18,9 @@ public final class RetryHints {
     /** The smallest overload window: below a second a refused client would come straight back. */
     static final long MIN_OVERLOAD_WINDOW_MILLIS = 1_000;
 
+    /** The smallest SSE {@code retry:}: a stream cut by the network must not reconnect in a tight loop. */
+    public static final long MIN_STREAM_RETRY_MILLIS = 1_000;
+
     private final long minWindowMillis;
     private final int targetRate;
 
@@ -53,6 +56,16 @@ public final class RetryHints {
     /** A hint for one client sent away on its own (a slow consumer, an upgrade during the drain). */
     public long single() {
         return within(minWindowMillis);
+    }
+
+    /**
+     * An SSE stream's first {@code retry:}, uniform in {@code [1 s, max(1 s, drain.minWindow)]}:
+     * what a plain EventSource waits after any end we did not announce (a crash, a cut network),
+     * so streams that end together come back spread out like the 1012 hints.
+     */
+    public long streamRetry() {
+        long window = Math.max(0, minWindowMillis - MIN_STREAM_RETRY_MILLIS);
+        return MIN_STREAM_RETRY_MILLIS + ThreadLocalRandom.current().nextLong(window + 1);
     }
 
     /**

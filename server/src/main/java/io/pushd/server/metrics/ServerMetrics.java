@@ -23,6 +23,8 @@ import io.pushd.server.auth.DenialReason;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -37,7 +39,10 @@ import java.util.function.ToDoubleFunction;
  */
 public final class ServerMetrics {
 
-    /** How a WebSocket upgrade ended. */
+    /** The transports, as the {@code transport} tag names them. */
+    public static final List<String> TRANSPORTS = List.of("websocket", "sse");
+
+    /** How a WebSocket upgrade or an SSE stream's start ended. */
     public enum Handshake {
         ADMITTED, REFUSED_CONNECTIONS, REFUSED_PER_IP, REFUSED_RATE, REFUSED_STARTUP_RAMP, REJECTED_REQUEST,
         REFUSED_DRAINING, REFUSED_PER_SUBJECT, REFUSED_UNAUTHORIZED
@@ -48,8 +53,7 @@ public final class ServerMetrics {
 
     // Declared in registration order: each initializer registers its meter with this registry.
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final Map<Handshake, Counter> handshakes = counters(Handshake.class, "push.handshakes",
-            "WebSocket upgrades by outcome", "outcome", h -> h.name().toLowerCase());
+    private final Map<String, Map<Handshake, Counter>> handshakes = handshakeCounters();
     private final Map<ResetReason, Counter> resets = counters(ResetReason.class, "push.resets",
             "reset frames sent, by reason", "reason", ResetReason::wireName);
     private final Map<CloseCode, Counter> closes = counters(CloseCode.class, "push.closes.sent",
@@ -99,6 +103,20 @@ public final class ServerMetrics {
         return out;
     }
 
+    private Map<String, Map<Handshake, Counter>> handshakeCounters() {
+        Map<String, Map<Handshake, Counter>> out = new HashMap<>();
+        for (String transport : TRANSPORTS) {
+            Map<Handshake, Counter> byOutcome = new EnumMap<>(Handshake.class);
+            for (Handshake h : Handshake.values()) {
+                byOutcome.put(h, Counter.builder("push.handshakes")
+                        .description("WebSocket upgrades and SSE starts by outcome")
+                        .tag("outcome", h.name().toLowerCase()).tag("transport", transport).register(registry));
+            }
+            out.put(transport, byOutcome);
+        }
+        return out;
+    }
+
     private Counter counter(String name, String unit, String description) {
         return Counter.builder(name).baseUnit(unit).description(description).register(registry);
     }
@@ -138,6 +156,14 @@ public final class ServerMetrics {
         Gauge.builder(name, f).description(description).baseUnit(unit).register(registry);
     }
 
+    /** A gauge per transport, read at scrape time. */
+    public void gaugePerTransport(String name, String description, Function<String, Number> f) {
+        for (String transport : TRANSPORTS) {
+            Gauge.builder(name, () -> f.apply(transport)).description(description).tag("transport", transport)
+                    .register(registry);
+        }
+    }
+
     public MeterRegistry registry() {
         return registry;
     }
@@ -147,7 +173,11 @@ public final class ServerMetrics {
     }
 
     public void handshake(Handshake outcome) {
-        handshakes.get(outcome).increment();
+        handshake(outcome, "websocket");
+    }
+
+    public void handshake(Handshake outcome, String transport) {
+        handshakes.get(transport).get(outcome).increment();
     }
 
     public void reset(ResetReason reason) {

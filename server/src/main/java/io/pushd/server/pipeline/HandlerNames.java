@@ -13,6 +13,7 @@ package io.pushd.server.pipeline;
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
  *   http-request-timeout  RequestTimeoutHandler       slowloris, idle, age and unread-answer bounds of HTTP
+ *   http-cors             CorsHandler (Netty's)       preflights; Allow-Origin from security.allowedOrigins
  *   http-api              HttpApiHandler              request checks, routes, in-order answers, the /v1/live gate
  * </pre>
  *
@@ -34,6 +35,16 @@ package io.pushd.server.pipeline;
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
  *   ws-session            LiveSessionHandler          frames to the Session, which writes through a WebSocketSink
  * </pre>
+ *
+ * <p>A {@code /v1/sse} request that passes its route becomes a server-sent-events stream
+ * ({@code upgradeToSse}: the {@code 200 text/event-stream} head goes out, every {@code http-*}
+ * handler but the codec leaves). After the switch:
+ * <pre>
+ *   backpressure          BackpressureHandler
+ *   flush-consolidation   FlushConsolidationHandler
+ *   http-codec            HttpServerCodec             chunked encoding of the stream; its decoder only sees stray input
+ *   sse-session           SseSessionHandler           retry:, admission, pings; the Session writes through an SseSink
+ * </pre>
  */
 public final class HandlerNames {
     public static final String TLS = "tls";
@@ -44,7 +55,9 @@ public final class HandlerNames {
     public static final String HTTP_KEEPALIVE = "http-keepalive";
     public static final String HTTP_AGGREGATOR = "http-aggregator";
     public static final String HTTP_REQUEST_TIMEOUT = "http-request-timeout";
+    public static final String HTTP_CORS = "http-cors";
     public static final String HTTP_API = "http-api";
+    public static final String SSE_SESSION = "sse-session";
     /** Only while the handshake runs, and only with {@code limits.permessageDeflate}. */
     public static final String WS_COMPRESSION = "ws-compression";
     public static final String WS_HEARTBEAT = "ws-heartbeat";

@@ -19,8 +19,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side: checks each request ({@link HttpRequestCheck}), routes it ({@link StatusRoutes},
- * {@link TopicRoutes}, {@link StaticRoutes}, {@link LiveUpgradeGate}) and answers pipelined
- * requests in order. Per connection (it is in every HTTP pipeline until an upgrade removes it).
+ * {@link TopicRoutes}, {@link StaticRoutes}, {@link LiveUpgradeGate}, {@link SseRoute}) and answers
+ * pipelined requests in order. Per connection (it is in every HTTP pipeline until an upgrade removes it).
  */
 final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
@@ -38,6 +38,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private final LiveUpgradeGate live;
     private final StaticRoutes assets;
     private final ServerContext server;
+    private final SseRoute sse;
     /**
      * HTTP/1.1 answers go out in request order. A publish is answered later, from the writer, and
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
@@ -56,6 +57,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         this.live = new LiveUpgradeGate(server, pipelines);
         this.assets = new StaticRoutes(server);
         this.server = server;
+        this.sse = new SseRoute(server, pipelines);
     }
 
     @Override
@@ -136,6 +138,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         switch (path) {
             case LiveUpgradeGate.PATH -> {
                 return live.pass(ctx, req, uri);
+            }
+            case SseRoute.PATH -> {
+                return sse.pass(ctx, req, uri);
             }
             case "/metrics" -> status(ctx, req, path, () -> status.metrics(ctx, req));
             case "/healthz" -> status(ctx, req, path, () -> status.health(ctx, req));

@@ -6,7 +6,14 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
@@ -16,16 +23,20 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolConfig;
 import io.netty.handler.codec.http.websocketx.extensions.compression.WebSocketServerCompressionHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
+import io.pushd.protocol.ClientMessage;
 import io.pushd.server.admission.ConnectionLimiter;
+import io.pushd.server.auth.Grant;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.tls.ReloadingSslContext;
 import io.netty.handler.ssl.SslHandler;
+import io.pushd.server.sse.SseSessionHandler;
+import java.util.List;
 
 /**
  * Builds every connection's pipeline, top to bottom, and makes every change to it: the HTTP
  * pipeline at accept ({@link #initChannel}), the WebSocket one on upgrade
- * ({@link #upgradeToWebSocket}), and the input discarder after a broken frame
- * ({@link #discardWebSocketInput}). See {@link HandlerNames} for both pictures.
+ * ({@link #upgradeToWebSocket}), the SSE one ({@link #upgradeToSse}), and the input discarder after a broken frame
+ * ({@link #discardWebSocketInput}). See {@link HandlerNames} for the pictures.
  */
 public final class PushServerInitializer extends ChannelInitializer<SocketChannel> {
 
@@ -93,6 +104,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
         p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits));
+        p.addLast(HandlerNames.HTTP_CORS, Cors.handler(server.config().security().allowedOrigins()));
         p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server, this));
     }
 
@@ -108,6 +120,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         ChannelPipeline p = httpApi.pipeline();
         p.remove(HandlerNames.HTTP_KEEPALIVE);
         p.remove(HandlerNames.HTTP_REQUEST_TIMEOUT);
+        p.remove(HandlerNames.HTTP_CORS);
         p.remove(HandlerNames.HTTP_API);
         if (limits.permessageDeflate()) {
             // maxAllocation bounds what one compressed message may inflate to (no zip bombs)
@@ -122,6 +135,35 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
         p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server));
         p.context(HandlerNames.HTTP_AGGREGATOR).fireChannelRead(upgrade);
+    }
+
+    /**
+     * The SSE pipeline: called by the {@code /v1/sse} route (from {@code http-api}'s context) with
+     * a request that passed its checks. The {@code 200 text/event-stream} head goes out through
+     * {@code http-cors} (chunked on HTTP/1.1, which proxies pass through as it comes; an HTTP/1.0
+     * stream ends with the connection), then every {@code http-*} handler but the codec leaves and
+     * {@code sse-session} comes in, which writes the stream through an {@code SseSink}.
+     */
+    void upgradeToSse(ChannelHandlerContext httpApi, FullHttpRequest req, List<ClientMessage.Subscribe> topics,
+                      String clientIp, Grant grant) {
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+                .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE)
+                .set("X-Accel-Buffering", "no"); // nginx: pass each chunk on at once
+        if (req.protocolVersion().isKeepAliveDefault()) {
+            HttpUtil.setTransferEncodingChunked(head, true);
+        } else {
+            head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
+        httpApi.write(head);
+        ChannelPipeline p = httpApi.pipeline();
+        p.remove(HandlerNames.HTTP_KEEPALIVE);
+        p.remove(HandlerNames.HTTP_AGGREGATOR);
+        p.remove(HandlerNames.HTTP_REQUEST_TIMEOUT);
+        p.remove(HandlerNames.HTTP_CORS);
+        p.remove(HandlerNames.HTTP_API);
+        p.addLast(HandlerNames.SSE_SESSION, new SseSessionHandler(server.sessions(),
+                server.config().heartbeat().sseInterval(), clientIp, grant, topics));
     }
 
     /**

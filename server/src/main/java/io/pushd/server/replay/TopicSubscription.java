@@ -122,7 +122,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         if (mode == Mode.LIVE && seq == lastSeq + 1 && sink.isWritable()) {
             lastSeq = seq;
             metrics.delivered(encodedEvent.readableBytes(), false);
-            sink.sendEvent(encodedEvent);
+            sink.sendEvent(topic, seq, encodedEvent);
             sink.flush();
             return;
         }
@@ -214,7 +214,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         lastSeq = seq;
         ByteBuf event = sink.format().encode(sink.alloc(), topic, new EventId(history.epoch(topic), seq), ts, data);
         metrics.delivered(event.readableBytes(), true);
-        sink.sendEvent(event);
+        sink.sendEvent(topic, seq, event);
     }
 
     /**

@@ -85,14 +85,14 @@ public final class Session {
                 case HANDSHAKE_RATE -> ServerMetrics.Handshake.REFUSED_RATE;
                 case STARTUP_RAMP -> ServerMetrics.Handshake.REFUSED_STARTUP_RAMP;
                 case PER_SUBJECT -> ServerMetrics.Handshake.REFUSED_PER_SUBJECT;
-            });
+            }, sink.transport());
             log.debug("[{}] refused ({}), retry in {} ms", sink.id(), decision.reason(), decision.retryMs());
             close(CloseCode.TRY_AGAIN_LATER, decision.retryMs());
             return false;
         }
         admittedIp = clientIp;
         countedSubject = subject;
-        context.metrics().handshake(ServerMetrics.Handshake.ADMITTED);
+        context.metrics().handshake(ServerMetrics.Handshake.ADMITTED, sink.transport());
         context.registry().add(this);
         scheduleExpiry();
         log.debug("[{}] upgraded from {}{}, {} topic(s)", sink.id(), clientIp,
@@ -103,6 +103,11 @@ public final class Session {
             }
         }
         return true;
+    }
+
+    /** The transport's name ({@code websocket}, {@code sse}), for the connection gauges. */
+    public String transport() {
+        return sink.transport();
     }
 
     /** True while what the client says matters: admitted and not closing. */

@@ -12,12 +12,12 @@ import io.pushd.server.topic.EventFormat;
  * session decides what to say (events, {@code subscribed}, {@code reset}, {@code error}, when to
  * close and with which code); the sink only knows how that looks on its wire.
  *
- * <p>Today's sink is the WebSocket one: events and messages are text frames, {@link #close} is the
- * closing handshake (one Close frame with the code, {@code retryMs=…} as its reason). A
- * server-sent-events sink would write {@code data:} lines, and close by writing a
- * {@code retry: <retryMs>} line and ending the response; such a stream cannot receive client
- * messages, so its session only ever subscribes from the request, and {@code error} messages
- * (answers to client messages) never occur on it.
+ * <p>The WebSocket sink writes events and messages as text frames, and {@link #close} is the
+ * closing handshake (one Close frame with the code, {@code retryMs=…} as its reason). The
+ * server-sent-events sink ({@code sse/SseSink}) writes SSE messages, and closes by writing
+ * {@code retry: <retryMs>} and {@code event: close} and ending the response; such a stream cannot
+ * receive client messages, so its session only ever subscribes from the request, and {@code error}
+ * messages (answers to client messages) never occur on it.
  *
  * <p>Threads: every method except {@link #close} is called on {@link #eventLoop()}; {@link #close}
  * may be called from any thread (the drain calls it from its own).
@@ -26,6 +26,11 @@ public interface SessionSink {
 
     /** A short name of the connection, the first thing on every log line about it. */
     String id();
+
+    /** The transport's name for metrics: {@code websocket} or {@code sse}. */
+    default String transport() {
+        return "websocket";
+    }
 
     /** The event loop the session, its subscriptions and this sink run on. */
     EventLoop eventLoop();
@@ -41,6 +46,14 @@ public interface SessionSink {
 
     /** Queues an event encoded in {@link #format()}; takes ownership of {@code encodedEvent}. */
     void sendEvent(ByteBuf encodedEvent);
+
+    /**
+     * Queues event {@code seq} of {@code topic}; a transport whose framing names the position
+     * (an SSE stream's cursor) overrides this. Takes ownership of {@code encodedEvent}.
+     */
+    default void sendEvent(String topic, long seq, ByteBuf encodedEvent) {
+        sendEvent(encodedEvent);
+    }
 
     /** Queues a {@code subscribed}, {@code reset} or {@code error} message. */
     void send(ServerMessage message);

@@ -27,6 +27,17 @@ public final class Sessions {
         return open.size();
     }
 
+    /** The admitted sessions of one transport; counts them (at scrape time). */
+    public int size(String transport) {
+        int n = 0;
+        for (Session s : open) {
+            if (s.transport().equals(transport)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** The sessions open now; the set may change right after. */
     public List<Session> snapshot() {
         return List.copyOf(open);

@@ -81,9 +81,10 @@ class MetricsEndpointTest {
             Http.publish(server.port(), "t", "{}");
             c.awaitEvents(1, Duration.ofSeconds(5));
             String s = scrape();
-            assertThat(value(s, "push_connections", "")).isEqualTo(1);
+            assertThat(value(s, "push_connections", "transport=\"websocket\"")).isEqualTo(1);
+            assertThat(value(s, "push_connections", "transport=\"sse\"")).isZero();
             assertThat(value(s, "push_subscriptions", "")).isEqualTo(2);
-            assertThat(value(s, "push_handshakes_total", "outcome=\"admitted\"")).isEqualTo(1);
+            assertThat(value(s, "push_handshakes_total", "outcome=\"admitted\",transport=\"websocket\"")).isEqualTo(1);
             assertThat(value(s, "push_frames_delivered_total", "")).isEqualTo(2);
             assertThat(value(s, "push_events_replayed_total", "")).isEqualTo(1);
             assertThat(value(s, "push_delivered_bytes_total", "")).isPositive();
@@ -109,7 +110,8 @@ class MetricsEndpointTest {
             assertThat(refused.awaitClose(Duration.ofSeconds(5))).isEqualTo(1013);
             String s = scrape();
             assertThat(value(s, "push_closes_sent_total", "code=\"1013\"")).isEqualTo(1);
-            assertThat(value(s, "push_handshakes_total", "outcome=\"refused_connections\"")).isEqualTo(1);
+            assertThat(value(s, "push_handshakes_total", "outcome=\"refused_connections\",transport=\"websocket\""))
+                    .isEqualTo(1);
             assertThat(value(s, "push_retry_hint_milliseconds_count", "")).isEqualTo(1);
         }
     }
@@ -117,7 +119,8 @@ class MetricsEndpointTest {
     @Test
     void rejectedUpgradeRequestsAreCounted() {
         Http.get(server.port(), "/v1/live?topic=bad!"); // not even an upgrade: 400
-        assertThat(value(scrape(), "push_handshakes_total", "outcome=\"rejected_request\"")).isEqualTo(1);
+        assertThat(value(scrape(), "push_handshakes_total", "outcome=\"rejected_request\",transport=\"websocket\""))
+                .isEqualTo(1);
     }
 
     @Test

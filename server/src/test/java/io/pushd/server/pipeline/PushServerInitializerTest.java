@@ -31,7 +31,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The two pipelines are the ones {@link HandlerNames} draws, and only the initializer builds them. */
+/** The pipelines are the ones {@link HandlerNames} draws, and only the initializer builds them. */
 class PushServerInitializerTest {
 
     @TempDir
@@ -100,7 +100,25 @@ class PushServerInitializerTest {
         init.initHttp(channel.pipeline());
         assertThat(ours()).containsExactly(HandlerNames.BACKPRESSURE, HandlerNames.FLUSH_CONSOLIDATION,
                 HandlerNames.HTTP_CODEC, HandlerNames.HTTP_KEEPALIVE, HandlerNames.HTTP_AGGREGATOR,
-                HandlerNames.HTTP_REQUEST_TIMEOUT, HandlerNames.HTTP_API);
+                HandlerNames.HTTP_REQUEST_TIMEOUT, HandlerNames.HTTP_CORS, HandlerNames.HTTP_API);
+    }
+
+    @Test
+    void anSseRequestThatPassesItsRouteGetsTheSsePipelineInTheDrawnOrder() throws Exception {
+        PushServerInitializer init = initializer(false);
+        channel = new EmbeddedChannel();
+        init.initHttp(channel.pipeline());
+        channel.writeInbound(Unpooled.copiedBuffer("GET /v1/sse?topic=t HTTP/1.1\r\nHost: x\r\n\r\n",
+                StandardCharsets.US_ASCII));
+        channel.runPendingTasks();
+        StringBuilder out = new StringBuilder();
+        for (ByteBuf b; (b = channel.readOutbound()) != null; b.release()) {
+            out.append(b.toString(StandardCharsets.US_ASCII));
+        }
+        assertThat(out.toString()).startsWith("HTTP/1.1 200 OK").contains("text/event-stream", "retry: ",
+                "event: subscribed");
+        assertThat(ours()).containsExactly(HandlerNames.BACKPRESSURE, HandlerNames.FLUSH_CONSOLIDATION,
+                HandlerNames.HTTP_CODEC, HandlerNames.SSE_SESSION);
     }
 
     @Test

@@ -1,0 +1,91 @@
+package io.pushd.server.sse;
+
+import io.pushd.protocol.ClientMessage;
+import io.pushd.protocol.ErrorCodes;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ProtocolException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code id:} of an SSE stream, which a browser sends back as {@code Last-Event-ID}: for one
+ * topic the event ID itself, for several {@code T1@E-5,T2@E-0} (every topic with its position;
+ * topic names are {@code [A-Za-z0-9_.:-]} and IDs {@code [0-9a-z-]}, so {@code @} and {@code ,}
+ * never clash).
+ */
+public final class SseCursor {
+
+    /** The longest {@code Last-Event-ID} read; a cursor of 64 topics fits easily. */
+    static final int MAX_LENGTH = 64 * 1024;
+
+    private SseCursor() {
+    }
+
+    /**
+     * The subscriptions with the positions of {@code lastEventId} (which wins over the query's)
+     * applied. A cursor names topics; one it does not name keeps the query's position, and one it
+     * names that the query does not is ignored (the query says what the stream follows). Throws
+     * {@link ProtocolException} for a header no server stream could have sent.
+     */
+    public static List<ClientMessage.Subscribe> resume(List<ClientMessage.Subscribe> query, String lastEventId) {
+        if (lastEventId == null || lastEventId.isEmpty()) {
+            return query;
+        }
+        if (lastEventId.length() > MAX_LENGTH) {
+            throw invalid("Last-Event-ID too long");
+        }
+        Map<String, EventId> positions = new HashMap<>();
+        if (lastEventId.indexOf('@') < 0) {
+            if (query.size() != 1) {
+                throw invalid("Last-Event-ID: an event ID needs exactly one topic (expected: T1@ID,T2@ID for several)");
+            }
+            positions.put(query.get(0).topic(), parse(lastEventId));
+        } else {
+            for (String part : lastEventId.split(",", -1)) {
+                int at = part.indexOf('@');
+                if (at <= 0) {
+                    throw invalid("Last-Event-ID: invalid cursor (expected: T1@ID,T2@ID)");
+                }
+                positions.put(part.substring(0, at), parse(part.substring(at + 1)));
+            }
+        }
+        List<ClientMessage.Subscribe> out = new ArrayList<>(query.size());
+        for (ClientMessage.Subscribe s : query) {
+            EventId p = positions.get(s.topic());
+            out.add(p == null ? s : new ClientMessage.Subscribe(s.topic(), p));
+        }
+        return out;
+    }
+
+    /**
+     * The cursor of a multi-topic stream: {@code positions} in the stream's topic order, leaving
+     * out a live-only topic whose head is not known yet (resuming it keeps the query's position).
+     */
+    static String format(Map<String, EventId> positions) {
+        StringBuilder sb = new StringBuilder(positions.size() * 24);
+        for (Map.Entry<String, EventId> e : positions.entrySet()) {
+            if (e.getValue() == null) {
+                continue;
+            }
+            if (sb.length() > 0) {
+                sb.append(',');
+            }
+            sb.append(e.getKey()).append('@').append(e.getValue());
+        }
+        return sb.toString();
+    }
+
+    private static EventId parse(String id) {
+        try {
+            return EventId.parse(id);
+        } catch (IllegalArgumentException e) {
+            throw invalid("Last-Event-ID: " + e.getMessage());
+        }
+    }
+
+    private static ProtocolException invalid(String message) {
+        return new ProtocolException(ErrorCodes.INVALID_ID, message);
+    }
+}

@@ -1,0 +1,223 @@
+package io.pushd.server.sse;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.pushd.protocol.ClientMessage;
+import io.pushd.protocol.CloseCode;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.protocol.ServerMessage;
+import io.pushd.server.lifecycle.RetryHints;
+import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.session.SessionSink;
+import io.pushd.server.topic.EventFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A session's writes on a server-sent-events stream (the body of a {@code GET /v1/sse} answer):
+ * every event and message is one SSE message in one HTTP chunk, written and flushed whole, so a
+ * proxy never holds half of one. Events carry {@code id:} (the event ID, or for several topics the
+ * stream's cursor, see {@link SseCursor}); {@code subscribed} and {@code reset} are named events
+ * with the WebSocket JSON. Closing writes {@code retry: N} and {@code event: close} with the code
+ * and the hint, ends the response and shuts the output, so the last chunk reaches the client.
+ *
+ * <p>Event loop only, except {@link #close}, which hops onto it.
+ */
+public final class SseSink implements SessionSink {
+
+    private static final Logger log = LoggerFactory.getLogger(SseSink.class);
+    /** How long the client may take to hang up after the stream ended before the socket is closed. */
+    static final long FORCE_CLOSE_MILLIS = 3_000;
+
+    private final Channel channel;
+    private final ServerMetrics metrics;
+    private final RetryHints hints;
+    private final boolean cursor; // several topics: the id: line is the stream's cursor
+    /** Where each topic of the stream is: the cursor a multi-topic stream sends as {@code id:}. */
+    private final Map<String, EventId> positions = new LinkedHashMap<>();
+    private boolean closing;
+
+    public SseSink(Channel channel, ServerMetrics metrics, RetryHints hints, List<ClientMessage.Subscribe> topics) {
+        this.channel = channel;
+        this.metrics = metrics;
+        this.hints = hints;
+        this.cursor = topics.size() > 1;
+        for (ClientMessage.Subscribe s : topics) {
+            positions.put(s.topic(), s.after()); // null (live only) until its subscribed says the head
+        }
+    }
+
+    @Override
+    public String id() {
+        return channel.id().asShortText();
+    }
+
+    @Override
+    public String transport() {
+        return "sse";
+    }
+
+    @Override
+    public EventLoop eventLoop() {
+        return channel.eventLoop();
+    }
+
+    @Override
+    public ByteBufAllocator alloc() {
+        return channel.alloc();
+    }
+
+    @Override
+    public EventFormat format() {
+        return SseEventFormat.INSTANCE;
+    }
+
+    @Override
+    public void sendEvent(ByteBuf encodedEvent) {
+        write(encodedEvent); // one topic: the shared id: line is the event ID
+    }
+
+    @Override
+    public void sendEvent(String topic, long seq, ByteBuf encodedEvent) {
+        if (!cursor) {
+            write(encodedEvent);
+            return;
+        }
+        EventId at = positions.get(topic);
+        positions.put(topic, new EventId(at.epoch(), seq));
+        // the stream's own id: line, then the shared data: part, as one buffer in one write
+        ByteBuf idLine = ByteBufUtil.writeAscii(channel.alloc(), "id: " + SseCursor.format(positions) + '\n');
+        encodedEvent.skipBytes(SseEventFormat.dataOffset(encodedEvent));
+        CompositeByteBuf message = channel.alloc().compositeDirectBuffer(2);
+        message.addComponents(true, idLine, encodedEvent);
+        write(message);
+    }
+
+    @Override
+    public void send(ServerMessage message) {
+        String event;
+        if (message instanceof ServerMessage.Subscribed s) {
+            if (positions.get(s.topic()) == null) {
+                // live only: the stream is at the head (<epoch>-0 before a topic's first event)
+                positions.put(s.topic(), s.head() != null ? s.head() : new EventId(s.epoch(), 0));
+            }
+            event = "subscribed";
+        } else if (message instanceof ServerMessage.Reset r) {
+            positions.put(r.topic(), r.id());
+            event = "reset";
+        } else {
+            event = "error"; // answers to client messages, which an SSE stream cannot send
+        }
+        String id = message instanceof ServerMessage.Error ? "" : "id: " + cursorText() + '\n';
+        writeText("event: " + event + '\n' + id + "data: " + ProtocolCodec.encode(message) + "\n\n");
+    }
+
+    /** The first line of every stream: how long the browser waits before it reconnects by itself. */
+    void sendRetry(long retryMs) {
+        writeText("retry: " + retryMs + "\n\n");
+    }
+
+    /** A comment, which keeps balancers from cutting an idle stream. */
+    void sendPing() {
+        writeText(": ping\n\n");
+        flush();
+    }
+
+    private String cursorText() {
+        if (!cursor) {
+            EventId only = positions.values().iterator().next();
+            return only == null ? "" : only.toString();
+        }
+        return SseCursor.format(positions);
+    }
+
+    private void writeText(String text) {
+        write(ByteBufUtil.writeUtf8(channel.alloc(), text));
+    }
+
+    private void write(ByteBuf message) {
+        if (closing) {
+            // the response has ended (or is ending): a live event or replay step still queued
+            // behind the close has nowhere to go
+            message.release();
+            return;
+        }
+        channel.write(new DefaultHttpContent(message), channel.voidPromise());
+    }
+
+    @Override
+    public void flush() {
+        channel.flush();
+    }
+
+    @Override
+    public boolean isWritable() {
+        return channel.isWritable();
+    }
+
+    @Override
+    public boolean isActive() {
+        return channel.isActive();
+    }
+
+    @Override
+    public boolean isClosing() {
+        return closing;
+    }
+
+    /**
+     * Ends the stream with {@code event: close} {"code":C,"retryMs":N} after a {@code retry: N}
+     * line, N the hint in {@code reason} (or one drawn here for a close without one, such as
+     * 1011), so that a plain EventSource comes back after N ms and the client library reads it.
+     */
+    @Override
+    public void close(CloseCode code, String reason) {
+        if (!channel.eventLoop().inEventLoop()) {
+            channel.eventLoop().execute(() -> close(code, reason));
+            return;
+        }
+        if (closing) {
+            return;
+        }
+        long retryMs = CloseCode.parseRetryMs(reason).orElseGet(hints::single);
+        metrics.closeSent(code, retryMs);
+        log.debug("[{}] ending the stream with {} retry {} ms", id(), code.describe(), retryMs);
+        writeText("retry: " + retryMs + "\nevent: close\ndata: {\"code\":" + code.code() + ",\"retryMs\":" + retryMs
+                + "}\n\n");
+        end(); // from here on isClosing() and nothing more is written
+    }
+
+    /** Ends the response: the last chunk, then our FIN; the client's FIN (or a timeout) closes the socket. */
+    void end() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(done -> {
+            if (!done.isSuccess() || !(channel instanceof DuplexChannel duplex) || !channel.isActive()) {
+                channel.close();
+                return;
+            }
+            duplex.shutdownOutput();
+            channel.config().setAutoRead(true); // see the client's FIN even if reading was paused
+            channel.eventLoop().schedule(() -> channel.close(), FORCE_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
+        });
+    }
+
+    @Override
+    public void abort() {
+        channel.close();
+    }
+}

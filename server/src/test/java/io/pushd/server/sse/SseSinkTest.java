@@ -1,0 +1,116 @@
+package io.pushd.server.sse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.pushd.protocol.ClientMessage;
+import io.pushd.protocol.CloseCode;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ServerMessage;
+import io.pushd.server.lifecycle.RetryHints;
+import io.pushd.server.metrics.ServerMetrics;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The sink on an EmbeddedChannel: one HTTP chunk per SSE message, the shared event bytes, no leak. */
+class SseSinkTest {
+
+    final EmbeddedChannel channel = new EmbeddedChannel();
+    final ServerMetrics metrics = new ServerMetrics();
+    final RetryHints hints = new RetryHints(Duration.ofSeconds(5), 2000);
+
+    @AfterEach
+    void finish() {
+        assertThat(channel.finishAndReleaseAll()).isFalse();
+    }
+
+    SseSink sink(ClientMessage.Subscribe... topics) {
+        return new SseSink(channel, metrics, hints, List.of(topics));
+    }
+
+    /** The next chunk's text; each write of the sink is one HttpContent holding whole messages. */
+    String next() {
+        HttpContent c = channel.readOutbound();
+        try {
+            String text = c.content().toString(StandardCharsets.UTF_8);
+            assertThat(text).endsWith("\n\n");
+            return text;
+        } finally {
+            c.release();
+        }
+    }
+
+    ByteBuf encoded(String topic, long seq) {
+        return SseEventFormat.INSTANCE.encode(UnpooledByteBufAllocator.DEFAULT, topic, new EventId("ep", seq), 7L,
+                "{\"n\":1}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void aSingleTopicStreamWritesTheSharedEncodingAsItIsWithTheEventIdAsId() {
+        SseSink s = sink(new ClientMessage.Subscribe("t", null));
+        s.send(new ServerMessage.Subscribed("t", new EventId("ep", 4), new EventId("ep", 1), "ep"));
+        ByteBuf shared = encoded("t", 5);
+        s.sendEvent("t", 5, shared.retainedDuplicate());
+        s.flush();
+        assertThat(next()).startsWith("event: subscribed\nid: ep-4\ndata: {\"type\":\"subscribed\"");
+        assertThat(next()).isEqualTo("id: ep-5\ndata: {\"type\":\"event\",\"topic\":\"t\",\"id\":\"ep-5\",\"ts\":7,"
+                + "\"data\":{\"n\":1}}\n\n");
+        assertThat(shared.release()).isTrue(); // every duplicate was released by the write
+    }
+
+    @Test
+    void severalTopicsShareTheDataPartAndWriteTheirOwnCursorInTheSameChunk() {
+        SseSink a = sink(new ClientMessage.Subscribe("t", null),
+                new ClientMessage.Subscribe("u", new EventId("ep", 2)));
+        EmbeddedChannel other = new EmbeddedChannel();
+        SseSink b = new SseSink(other, metrics, hints, List.of(new ClientMessage.Subscribe("t", null),
+                new ClientMessage.Subscribe("v", null)));
+        a.send(new ServerMessage.Subscribed("t", null, null, "ep"));
+        b.send(new ServerMessage.Subscribed("t", null, null, "ep"));
+        b.send(new ServerMessage.Subscribed("v", new EventId("ep", 9), new EventId("ep", 1), "ep"));
+        ByteBuf shared = encoded("t", 1);
+        a.sendEvent("t", 1, shared.retainedDuplicate());
+        b.sendEvent("t", 1, shared.retainedDuplicate());
+        a.flush();
+        b.flush();
+        assertThat(next()).startsWith("event: subscribed\nid: t@ep-0,u@ep-2\n");
+        assertThat(next()).startsWith("id: t@ep-1,u@ep-2\ndata: {\"type\":\"event\",\"topic\":\"t\",\"id\":\"ep-1\"");
+        List<String> otherChunks = List.of(text(other.readOutbound()), text(other.readOutbound()),
+                text(other.readOutbound()));
+        assertThat(otherChunks.get(2)).startsWith("id: t@ep-1,v@ep-9\ndata: {\"type\":\"event\"");
+        assertThat(shared.release()).isTrue();
+        assertThat(other.finishAndReleaseAll()).isFalse();
+    }
+
+    @Test
+    void closeWritesRetryAndTheCloseEventInOneChunkThenEndsTheResponseOnce() {
+        SseSink s = sink(new ClientMessage.Subscribe("t", null));
+        s.close(CloseCode.SERVICE_RESTART, CloseCode.retryReason(1234));
+        s.close(CloseCode.TRY_AGAIN_LATER, CloseCode.retryReason(99)); // only the first close counts
+        assertThat(next()).isEqualTo("retry: 1234\nevent: close\ndata: {\"code\":1012,\"retryMs\":1234}\n\n");
+        Object last = channel.readOutbound();
+        assertThat(last).isInstanceOf(LastHttpContent.class);
+        assertThat(s.isClosing()).isTrue();
+        ByteBuf late = encoded("t", 1); // a live event queued behind the close
+        s.sendEvent("t", 1, late);
+        s.send(new ServerMessage.Reset("t", new EventId("ep", 1), io.pushd.protocol.ResetReason.FUTURE));
+        s.flush();
+        assertThat(late.refCnt()).isZero();
+        assertThat((Object) channel.readOutbound()).isNull();
+    }
+
+    private static String text(HttpContent c) {
+        try {
+            return c.content().toString(StandardCharsets.UTF_8);
+        } finally {
+            c.release();
+        }
+    }
+}
