@@ -25,6 +25,7 @@ import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -194,6 +195,30 @@ class AccessControlEndToEndTest {
         assertThat(outside.json().path("error").asText()).isEqualTo("publish_not_allowed");
         assertThat(Http.get(server.port(), "/metrics").body())
                 .contains("push_auth_denied_total{reason=\"publish_not_allowed\"} 1.0");
+    }
+
+    @Test
+    void anSseStreamNeedsATokenAndATopicInsideTheClaim() throws Exception {
+        start();
+        String t = goodToken();
+        HttpClient http = HttpClient.newHttpClient();
+        java.util.function.Function<String, HttpRequest> sse = query -> HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + server.port() + "/v1/sse?" + query)).timeout(Duration.ofSeconds(10)).build();
+        HttpResponse<String> none = http.send(sse.apply("topic=news"), HttpResponse.BodyHandlers.ofString());
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(none.body()).contains("missing_token");
+        HttpResponse<String> outside = http.send(sse.apply("topic=secret&access_token=" + q(t)),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(outside.statusCode()).isEqualTo(403);
+        assertThat(outside.body()).contains("topic_not_allowed").doesNotContain(t);
+        HttpResponse<java.util.stream.Stream<String>> ok = http.send(sse.apply("topic=news&access_token=" + q(t)),
+                HttpResponse.BodyHandlers.ofLines());
+        assertThat(ok.statusCode()).isEqualTo(200);
+        try (java.util.stream.Stream<String> lines = ok.body()) {
+            assertThat(lines.filter(l -> l.startsWith("event: ")).findFirst()).contains("event: subscribed");
+        }
+        assertThat(Http.get(server.port(), "/metrics").body())
+                .contains("push_handshakes_total{outcome=\"refused_unauthorized\",transport=\"sse\"} 2.0");
     }
 
     @Test
