@@ -7,7 +7,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ServerMessage;
@@ -26,8 +25,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Follows a fixed set of topics on one server over one WebSocket, and keeps following them across
- * disconnects: it remembers the last ID per topic, reconnects with {@code topic=NAME@ID} after a
+ * Follows a fixed set of topics on one server over one WebSocket (or one server-sent event stream,
+ * see {@link PushClientOptions.Builder#transport}), and keeps following them across disconnects: it remembers the last ID per topic, reconnects with {@code topic=NAME@ID} after a
  * backoff (see {@link Backoff}), and delivers each event once and in order to its
  * {@link PushListener}.
  *
@@ -49,7 +48,7 @@ public final class PushClient implements AutoCloseable {
     private final AtomicReference<ClientState> state = new AtomicReference<>(ClientState.NEW);
 
     // Event loop only.
-    private LiveConnection current;
+    private ClientConnection<?> current;
     private ScheduledFuture<?> pendingAttempt;
     private int unconfirmedTopics;
 
@@ -144,7 +143,7 @@ public final class PushClient implements AutoCloseable {
         return connectAttempts;
     }
 
-    /** WebSocket handshakes completed. {@code connects() - 1} is the number of reconnects. */
+    /** Connections opened (WebSocket handshakes, or SSE streams answered 200). {@code connects() - 1} is the number of reconnects. */
     public long connects() {
         return connects;
     }
@@ -219,7 +218,9 @@ public final class PushClient implements AutoCloseable {
         connectAttempts++;
         unconfirmedTopics = cursors.size();
         cursors.values().forEach(TopicCursor::newConnection);
-        LiveConnection conn = new LiveConnection(this, liveUri(), options);
+        URI uri = uri();
+        ClientConnection<?> conn = options.transport() == Transport.SSE
+                ? new SseConnection(this, uri, options) : new LiveConnection(this, uri, options);
         Bootstrap b = new Bootstrap()
                 .group(loop)
                 .channel(resources.channelType())
@@ -246,11 +247,12 @@ public final class PushClient implements AutoCloseable {
         f.channel().closeFuture().addListener(done -> onClosed(conn));
     }
 
-    URI liveUri() {
-        StringBuilder s = new StringBuilder("ws://");
+    /** Where the next attempt goes: the transport's path, each topic with the ID to resume after. */
+    URI uri() {
+        StringBuilder s = new StringBuilder(options.transport().scheme()).append("://");
         String host = options.host();
         s.append(host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host);
-        s.append(':').append(options.port()).append(PushClientOptions.PATH);
+        s.append(':').append(options.port()).append(options.transport().path());
         char sep = '?';
         for (TopicCursor c : cursors.values()) {
             // NAME@ (empty) is live only; topic names and IDs need no escaping.
@@ -263,7 +265,7 @@ public final class PushClient implements AutoCloseable {
         return URI.create(s.toString());
     }
 
-    void onOpen(LiveConnection conn) {
+    void onOpen(ClientConnection<?> conn) {
         if (conn != current || !advance(ClientState.CONNECTED)) {
             conn.channel.close();
             return;
@@ -279,7 +281,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    void onText(LiveConnection conn, String text) {
+    void onText(ClientConnection<?> conn, String text) {
         if (conn != current) {
             return;
         }
@@ -306,7 +308,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private void onEvent(LiveConnection conn, ServerMessage.Event e) {
+    private void onEvent(ClientConnection<?> conn, ServerMessage.Event e) {
         TopicCursor c = cursor(conn, e.topic());
         if (c == null) {
             return;
@@ -336,7 +338,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private void onSubscribed(LiveConnection conn, ServerMessage.Subscribed s) {
+    private void onSubscribed(ClientConnection<?> conn, ServerMessage.Subscribed s) {
         TopicCursor c = cursor(conn, s.topic());
         if (c == null) {
             return;
@@ -358,7 +360,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private void onReset(LiveConnection conn, ServerMessage.Reset r) {
+    private void onReset(ClientConnection<?> conn, ServerMessage.Reset r) {
         TopicCursor c = cursor(conn, r.topic());
         if (c == null) {
             return;
@@ -374,7 +376,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private TopicCursor cursor(LiveConnection conn, String topic) {
+    private TopicCursor cursor(ClientConnection<?> conn, String topic) {
         TopicCursor c = cursors.get(topic);
         if (c == null) {
             log.warn("[{}] ignoring a frame for topic '{}', which this client does not follow", conn.id(), topic);
@@ -382,7 +384,7 @@ public final class PushClient implements AutoCloseable {
         return c;
     }
 
-    private void onClosed(LiveConnection conn) {
+    private void onClosed(ClientConnection<?> conn) {
         if (conn != current) {
             return;
         }
@@ -408,9 +410,7 @@ public final class PushClient implements AutoCloseable {
             log.debug("[{}] closed; client closed, not reconnecting", conn.id());
             return;
         }
-        OptionalLong hint = conn.opened && (conn.closeCode == CloseCode.SERVICE_RESTART.code()
-                || conn.closeCode == CloseCode.TRY_AGAIN_LATER.code())
-                ? CloseCode.parseRetryMs(conn.closeReason) : OptionalLong.empty();
+        OptionalLong hint = conn.retryHint();
         int attempt = failedAttempts;
         Duration delay;
         try {

@@ -17,6 +17,7 @@ import java.util.Random;
 public final class PushClientOptions {
 
     public static final String PATH = "/v1/live";
+    public static final String SSE_PATH = "/v1/sse";
     public static final Duration DEFAULT_BASE_DELAY = Duration.ofSeconds(5);
     public static final Duration DEFAULT_MAX_DELAY = Duration.ofSeconds(60);
     public static final Duration DEFAULT_MAX_HINT = Duration.ofMinutes(5);
@@ -38,6 +39,7 @@ public final class PushClientOptions {
     private final Duration connectTimeout;
     private final Duration handshakeTimeout;
     private final int maxFrameBytes;
+    private final Transport transport;
 
     private PushClientOptions(Builder b) {
         this.host = b.host;
@@ -52,6 +54,7 @@ public final class PushClientOptions {
         this.connectTimeout = b.connectTimeout;
         this.handshakeTimeout = b.handshakeTimeout;
         this.maxFrameBytes = b.maxFrameBytes;
+        this.transport = b.transport;
         this.backoff = b.backoff != null ? b.backoff : Backoff.exponential(baseDelay, maxDelay, maxHint, random);
     }
 
@@ -72,6 +75,7 @@ public final class PushClientOptions {
         b.connectTimeout = connectTimeout;
         b.handshakeTimeout = handshakeTimeout;
         b.maxFrameBytes = maxFrameBytes;
+        b.transport = transport;
         return b;
     }
 
@@ -125,9 +129,14 @@ public final class PushClientOptions {
         return maxFrameBytes;
     }
 
+    /** WebSocket (the default) or server-sent events. */
+    public Transport transport() {
+        return transport;
+    }
+
     @Override
     public String toString() {
-        return "PushClientOptions[" + host + ":" + port + ", topics=" + topics.keySet() + ", local=" + localAddress
+        return "PushClientOptions[" + transport.label() + " " + host + ":" + port + ", topics=" + topics.keySet() + ", local=" + localAddress
                 + ", backoff=" + backoff + ", silenceTimeout=" + silenceTimeout + "]";
     }
 
@@ -153,6 +162,7 @@ public final class PushClientOptions {
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
+        private Transport transport = Transport.WEBSOCKET;
 
         private Builder(String host, int port) {
             if (host == null || host.isBlank()) {
@@ -229,7 +239,20 @@ public final class PushClientOptions {
             return this;
         }
 
-        /** Largest server message accepted. */
+        /**
+         * {@link Transport#WEBSOCKET} (default) or {@link Transport#SSE}: the same topics, resume,
+         * backoff and hints over a {@code text/event-stream} (the {@code event: close} hint and
+         * {@code retry:} are honoured as the WebSocket's 1012/1013 {@code retryMs}).
+         */
+        public Builder transport(Transport transport) {
+            if (transport == null) {
+                throw new IllegalArgumentException("transport: null (expected: WEBSOCKET or SSE)");
+            }
+            this.transport = transport;
+            return this;
+        }
+
+        /** Largest server message accepted (a WebSocket message, or an SSE message with all its lines). */
         public Builder maxFrameBytes(int n) {
             if (n < 1024) {
                 throw new IllegalArgumentException("maxFrameBytes: " + n + " (expected: >= 1024)");

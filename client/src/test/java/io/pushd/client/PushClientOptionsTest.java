@@ -55,7 +55,7 @@ class PushClientOptionsTest {
         try (ClientResources r = ClientResources.create(1)) {
             PushClient c = r.newClient(PushClientOptions.builder("127.0.0.1", 8080)
                     .topic("a").topic("b", EventId.parse("e1-7")).build(), new io.pushd.client.testing.Recorder());
-            assertThat(c.liveUri().toString()).isEqualTo("ws://127.0.0.1:8080/v1/live?topic=a@&topic=b@e1-7");
+            assertThat(c.uri().toString()).isEqualTo("ws://127.0.0.1:8080/v1/live?topic=a@&topic=b@e1-7");
             assertThat(c.state()).isEqualTo(ClientState.NEW);
         }
     }
