@@ -4,9 +4,9 @@ package io.pushd.client;
 public enum ClientState {
     /** Created, {@link PushClient#start()} not called yet. */
     NEW,
-    /** A TCP connect or the WebSocket handshake is in progress. */
+    /** A TCP connect or the WebSocket handshake (SSE: the request) is in progress. */
     CONNECTING,
-    /** The WebSocket is open. */
+    /** The WebSocket (or SSE stream) is open. */
     CONNECTED,
     /** Disconnected; the next attempt is scheduled. */
     WAITING,

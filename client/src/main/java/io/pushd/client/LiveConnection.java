@@ -1,9 +1,7 @@
 package io.pushd.client;
 
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
-import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -28,15 +26,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One connection attempt of a {@link PushClient}: builds the pipeline, turns Netty events into
- * calls on the client, and remembers how the connection ended. One instance per channel.
+ * One WebSocket connection attempt of a {@link PushClient}: builds the pipeline, turns Netty events
+ * into calls on the client, and remembers how the connection ended. One instance per channel.
  *
  * <pre>
  * idle (silence detector) → HTTP codec → HTTP aggregator → WebSocket protocol (handshake, pong)
  *     → frame aggregator → this
  * </pre>
  */
-final class LiveConnection extends SimpleChannelInboundHandler<WebSocketFrame> {
+final class LiveConnection extends ClientConnection<WebSocketFrame> {
 
     private static final Logger log = LoggerFactory.getLogger(LiveConnection.class);
     /** An HTTP error body (e.g. 503 while draining) is small; larger is not our server. */
@@ -44,30 +42,15 @@ final class LiveConnection extends SimpleChannelInboundHandler<WebSocketFrame> {
     /** How long our close frame may take to go out before the socket is closed anyway. */
     private static final long FORCE_CLOSE_MILLIS = 2_000;
 
-    final PushClient client;
-    final URI uri;
-    private final PushClientOptions options;
-    Channel channel;
-    /** The WebSocket handshake completed. */
-    boolean opened;
-    /** Code and reason of the close frame received (or the one we sent when we ended it), -1: none. */
-    int closeCode = -1;
-    String closeReason;
-    /** Why the connection ended without a close frame, for logs and onConnectFailed. */
-    Throwable failure;
-    private String endNote;
-
     private final String accessToken;
 
     LiveConnection(PushClient client, URI uri, PushClientOptions options, String accessToken) {
-        super(true); // frames are released after channelRead0
-        this.client = client;
-        this.uri = uri;
-        this.options = options;
+        super(client, uri, options, true); // frames are released after channelRead0
         this.accessToken = accessToken;
     }
 
     /** A text frame on the open WebSocket (an in-band command); false when it is not open. */
+    @Override
     boolean sendText(String text) {
         if (!opened || channel == null || !channel.isActive() || closeCode >= 0) {
             return false;
@@ -76,6 +59,7 @@ final class LiveConnection extends SimpleChannelInboundHandler<WebSocketFrame> {
         return true;
     }
 
+    @Override
     void initPipeline(ChannelPipeline p) {
         WebSocketClientProtocolConfig ws = WebSocketClientProtocolConfig.newBuilder()
                 .webSocketUri(uri)
@@ -97,25 +81,8 @@ final class LiveConnection extends SimpleChannelInboundHandler<WebSocketFrame> {
         p.addLast("push", this);
     }
 
-    String id() {
-        return channel == null ? "-" : channel.id().asShortText();
-    }
-
-    /** Why it ended when no close frame says so. */
-    String endReason() {
-        if (endNote != null) {
-            return endNote;
-        }
-        return failure != null ? String.valueOf(failure.getMessage()) : "connection lost";
-    }
-
-    void failed(Throwable cause) {
-        if (failure == null) {
-            failure = cause;
-        }
-    }
-
     /** {@link PushClient#close()}: a normal close frame, then the socket. */
+    @Override
     void closedByClient() {
         if (closeCode < 0) {
             closeCode = CloseCode.NORMAL.code();

@@ -27,8 +27,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Follows a fixed set of topics on one server over one WebSocket, and keeps following them across
- * disconnects: it remembers the last ID per topic, reconnects with {@code topic=NAME@ID} after a
+ * Follows a fixed set of topics on one server over one WebSocket (or one server-sent event stream,
+ * see {@link PushClientOptions.Builder#transport}), and keeps following them across disconnects: it remembers the last ID per topic, reconnects with {@code topic=NAME@ID} after a
  * backoff (see {@link Backoff}), and delivers each event once and in order to its
  * {@link PushListener}.
  *
@@ -50,7 +50,7 @@ public final class PushClient implements AutoCloseable {
     private final AtomicReference<ClientState> state = new AtomicReference<>(ClientState.NEW);
 
     // Event loop only.
-    private LiveConnection current;
+    private ClientConnection<?> current;
     private ScheduledFuture<?> pendingAttempt;
     private int unconfirmedTopics;
 
@@ -170,7 +170,7 @@ public final class PushClient implements AutoCloseable {
         return connectAttempts;
     }
 
-    /** WebSocket handshakes completed. {@code connects() - 1} is the number of reconnects. */
+    /** Connections opened (WebSocket handshakes, or SSE streams answered 200). {@code connects() - 1} is the number of reconnects. */
     public long connects() {
         return connects;
     }
@@ -245,7 +245,10 @@ public final class PushClient implements AutoCloseable {
         connectAttempts++;
         unconfirmedTopics = cursors.size();
         cursors.values().forEach(TopicCursor::newConnection);
-        LiveConnection conn = new LiveConnection(this, liveUri(), options, token());
+        URI uri = uri();
+        String token = token();
+        ClientConnection<?> conn = options.transport() == Transport.SSE
+                ? new SseConnection(this, uri, options, token) : new LiveConnection(this, uri, options, token);
         Bootstrap b = new Bootstrap()
                 .group(loop)
                 .channel(resources.channelType())
@@ -285,11 +288,12 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    URI liveUri() {
-        StringBuilder s = new StringBuilder("ws://");
+    /** Where the next attempt goes: the transport's path, each topic with the ID to resume after. */
+    URI uri() {
+        StringBuilder s = new StringBuilder(options.transport().scheme()).append("://");
         String host = options.host();
         s.append(host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host);
-        s.append(':').append(options.port()).append(PushClientOptions.PATH);
+        s.append(':').append(options.port()).append(options.transport().path());
         char sep = '?';
         for (TopicCursor c : cursors.values()) {
             // NAME@ (empty) is live only; topic names and IDs need no escaping.
@@ -302,7 +306,7 @@ public final class PushClient implements AutoCloseable {
         return URI.create(s.toString());
     }
 
-    void onOpen(LiveConnection conn) {
+    void onOpen(ClientConnection<?> conn) {
         if (conn != current || !advance(ClientState.CONNECTED)) {
             conn.channel.close();
             return;
@@ -318,7 +322,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    void onText(LiveConnection conn, String text) {
+    void onText(ClientConnection<?> conn, String text) {
         if (conn != current) {
             return;
         }
@@ -347,7 +351,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private void onEvent(LiveConnection conn, ServerMessage.Event e) {
+    private void onEvent(ClientConnection<?> conn, ServerMessage.Event e) {
         TopicCursor c = cursor(conn, e.topic());
         if (c == null) {
             return;
@@ -377,7 +381,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private void onSubscribed(LiveConnection conn, ServerMessage.Subscribed s) {
+    private void onSubscribed(ClientConnection<?> conn, ServerMessage.Subscribed s) {
         TopicCursor c = cursor(conn, s.topic());
         if (c == null) {
             return;
@@ -399,7 +403,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private void onReset(LiveConnection conn, ServerMessage.Reset r) {
+    private void onReset(ClientConnection<?> conn, ServerMessage.Reset r) {
         TopicCursor c = cursor(conn, r.topic());
         if (c == null) {
             return;
@@ -415,7 +419,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private TopicCursor cursor(LiveConnection conn, String topic) {
+    private TopicCursor cursor(ClientConnection<?> conn, String topic) {
         TopicCursor c = cursors.get(topic);
         if (c == null) {
             log.warn("[{}] ignoring a frame for topic '{}', which this client does not follow", conn.id(), topic);
@@ -423,7 +427,7 @@ public final class PushClient implements AutoCloseable {
         return c;
     }
 
-    private void onClosed(LiveConnection conn) {
+    private void onClosed(ClientConnection<?> conn) {
         if (conn != current) {
             return;
         }
@@ -459,9 +463,7 @@ public final class PushClient implements AutoCloseable {
             }
             return;
         }
-        OptionalLong hint = conn.opened && (conn.closeCode == CloseCode.SERVICE_RESTART.code()
-                || conn.closeCode == CloseCode.TRY_AGAIN_LATER.code())
-                ? CloseCode.parseRetryMs(conn.closeReason) : OptionalLong.empty();
+        OptionalLong hint = conn.retryHint();
         int attempt = failedAttempts;
         Duration delay;
         try {

@@ -18,6 +18,7 @@ import java.util.function.Supplier;
 public final class PushClientOptions {
 
     public static final String PATH = "/v1/live";
+    public static final String SSE_PATH = "/v1/sse";
     public static final Duration DEFAULT_BASE_DELAY = Duration.ofSeconds(5);
     public static final Duration DEFAULT_MAX_DELAY = Duration.ofSeconds(60);
     public static final Duration DEFAULT_MAX_HINT = Duration.ofMinutes(5);
@@ -40,6 +41,7 @@ public final class PushClientOptions {
     private final Duration handshakeTimeout;
     private final int maxFrameBytes;
     private final Supplier<String> accessToken;
+    private final Transport transport;
 
     private PushClientOptions(Builder b) {
         this.host = b.host;
@@ -55,6 +57,7 @@ public final class PushClientOptions {
         this.handshakeTimeout = b.handshakeTimeout;
         this.maxFrameBytes = b.maxFrameBytes;
         this.accessToken = b.accessToken;
+        this.transport = b.transport;
         this.backoff = b.backoff != null ? b.backoff : Backoff.exponential(baseDelay, maxDelay, maxHint, random);
     }
 
@@ -76,6 +79,7 @@ public final class PushClientOptions {
         b.handshakeTimeout = handshakeTimeout;
         b.maxFrameBytes = maxFrameBytes;
         b.accessToken = accessToken;
+        b.transport = transport;
         return b;
     }
 
@@ -134,11 +138,16 @@ public final class PushClientOptions {
         return accessToken;
     }
 
+    /** WebSocket (the default) or server-sent events. */
+    public Transport transport() {
+        return transport;
+    }
+
     @Override
     public String toString() {
         // never the token: only whether there is a supplier
-        return "PushClientOptions[" + host + ":" + port + ", topics=" + topics.keySet() + ", local=" + localAddress
-                + ", backoff=" + backoff + ", silenceTimeout=" + silenceTimeout
+        return "PushClientOptions[" + transport.label() + " " + host + ":" + port + ", topics=" + topics.keySet()
+                + ", local=" + localAddress + ", backoff=" + backoff + ", silenceTimeout=" + silenceTimeout
                 + (accessToken == null ? "" : ", accessToken=supplied") + "]";
     }
 
@@ -165,6 +174,7 @@ public final class PushClientOptions {
         private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
         private Supplier<String> accessToken;
+        private Transport transport = Transport.WEBSOCKET;
 
         private Builder(String host, int port) {
             if (host == null || host.isBlank()) {
@@ -241,7 +251,20 @@ public final class PushClientOptions {
             return this;
         }
 
-        /** Largest server message accepted. */
+        /**
+         * {@link Transport#WEBSOCKET} (default) or {@link Transport#SSE}: the same topics, resume,
+         * backoff and hints over a {@code text/event-stream} (the {@code event: close} hint and
+         * {@code retry:} are honoured as the WebSocket's 1012/1013 {@code retryMs}).
+         */
+        public Builder transport(Transport transport) {
+            if (transport == null) {
+                throw new IllegalArgumentException("transport: null (expected: WEBSOCKET or SSE)");
+            }
+            this.transport = transport;
+            return this;
+        }
+
+        /** Largest server message accepted (a WebSocket message, or an SSE message with all its lines). */
         public Builder maxFrameBytes(int n) {
             if (n < 1024) {
                 throw new IllegalArgumentException("maxFrameBytes: " + n + " (expected: >= 1024)");

@@ -24,18 +24,22 @@ public interface PushListener {
     default void onSubscribed(String topic, EventId head, EventId oldest) {
     }
 
-    /** The WebSocket handshake completed; {@code nanoTime} is {@link System#nanoTime()} at that moment. */
+    /**
+     * The WebSocket handshake completed (SSE: the 200 event stream began); {@code nanoTime} is
+     * {@link System#nanoTime()} at that moment.
+     */
     default void onConnected(long nanoTime) {
     }
 
     /**
-     * An established connection ended. {@code closeCode} is the server's close code, or 1006 when
-     * the connection ended without one (reset, silence, ...).
+     * An established connection ended. {@code closeCode} is the server's close code (SSE: the
+     * {@code code} of its {@code event: close}, the reason then {@code {"retryMs":N}} as on a
+     * WebSocket), or 1006 when the connection ended without one (reset, silence, ...).
      */
     default void onDisconnected(int closeCode, String reason) {
     }
 
-    /** An attempt failed before the WebSocket was open (refused, timed out, HTTP error). */
+    /** An attempt failed before the WebSocket (or SSE stream) was open (refused, timed out, HTTP error). */
     default void onConnectFailed(Throwable cause) {
     }
 

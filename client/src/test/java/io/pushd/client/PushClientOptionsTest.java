@@ -55,8 +55,22 @@ class PushClientOptionsTest {
         try (ClientResources r = ClientResources.create(1)) {
             PushClient c = r.newClient(PushClientOptions.builder("127.0.0.1", 8080)
                     .topic("a").topic("b", EventId.parse("e1-7")).build(), new io.pushd.client.testing.Recorder());
-            assertThat(c.liveUri().toString()).isEqualTo("ws://127.0.0.1:8080/v1/live?topic=a@&topic=b@e1-7");
+            assertThat(c.uri().toString()).isEqualTo("ws://127.0.0.1:8080/v1/live?topic=a@&topic=b@e1-7");
             assertThat(c.state()).isEqualTo(ClientState.NEW);
+        }
+    }
+
+    @Test
+    void overSseTheSameTopicsAndIdsGoInTheQueryOfGetV1SseAndToBuilderKeepsTheTransport() {
+        PushClientOptions o = PushClientOptions.builder("127.0.0.1", 8080).transport(Transport.SSE)
+                .topic("a").topic("b", EventId.parse("e1-7")).build();
+        assertThat(PushClientOptions.builder("h", 1).topic("a").build().transport()).isEqualTo(Transport.WEBSOCKET);
+        assertThat(o.toBuilder().build().transport()).isEqualTo(Transport.SSE);
+        assertThatThrownBy(() -> PushClientOptions.builder("h", 1).transport(null))
+                .isInstanceOf(IllegalArgumentException.class);
+        try (ClientResources r = ClientResources.create(1)) {
+            PushClient c = r.newClient(o, new io.pushd.client.testing.Recorder());
+            assertThat(c.uri().toString()).isEqualTo("http://127.0.0.1:8080/v1/sse?topic=a@&topic=b@e1-7");
         }
     }
 }

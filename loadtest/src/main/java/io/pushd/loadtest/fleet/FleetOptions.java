@@ -19,7 +19,7 @@ public final class FleetOptions {
     CommandSpec spec;
 
     @Option(names = "--clients", paramLabel = "N", defaultValue = "1000",
-            description = "WebSocket clients to connect.")
+            description = "Clients to connect.")
     int clients;
 
     @Option(names = "--topics", paramLabel = "N", defaultValue = "10",

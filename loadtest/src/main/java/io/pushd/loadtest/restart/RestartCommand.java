@@ -1,5 +1,6 @@
 package io.pushd.loadtest.restart;
 
+import io.pushd.client.Transport;
 import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.DurationConverter;
 import io.pushd.loadtest.RunOptions;
@@ -36,11 +37,27 @@ public final class RestartCommand implements Callable<Integer> {
         graceful, crash, both
     }
 
+    /** The clients' transport, as the command line writes it. */
+    enum TransportOption {
+        websocket(Transport.WEBSOCKET), sse(Transport.SSE);
+
+        final Transport transport;
+
+        TransportOption(Transport transport) {
+            this.transport = transport;
+        }
+    }
+
     @Spec
     CommandSpec spec;
 
     @Mixin
     FleetOptions fleet;
+
+    @Option(names = "--transport", paramLabel = "TRANSPORT", defaultValue = "websocket",
+            description = "How the clients connect: websocket (GET /v1/live) or sse (GET /v1/sse, server-sent events; "
+                    + "the close event and retry: are their hints).")
+    TransportOption transport;
 
     @Option(names = "--rate", paramLabel = "PER_SECOND", defaultValue = "200",
             description = "Events published per second over all topics.")
@@ -108,7 +125,8 @@ public final class RestartCommand implements Callable<Integer> {
                 case both -> i % 2 == 0 ? RestartMode.GRACEFUL : RestartMode.CRASH;
             });
         }
-        return new RestartScenario.Plan(fleetSpec, rate, modes, steady, reconnectTimeout, catchUpTimeout, minSpread,
+        return new RestartScenario.Plan(fleetSpec, transport.transport, rate, modes, steady, reconnectTimeout,
+                catchUpTimeout, minSpread,
                 maxSharePercent / 100.0);
     }
 

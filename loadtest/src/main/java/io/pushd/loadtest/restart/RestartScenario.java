@@ -1,5 +1,6 @@
 package io.pushd.loadtest.restart;
 
+import io.pushd.client.Transport;
 import io.pushd.loadtest.Deadline;
 import io.pushd.loadtest.RunOptions;
 import io.pushd.loadtest.fleet.ClientFleet;
@@ -46,7 +47,7 @@ final class RestartScenario {
     private static final int MAX_IN_FLIGHT = 20_000;
 
     /** What to do; validated by {@link RestartCommand}. */
-    record Plan(FleetSpec fleet, double rate, List<RestartMode> modes, Duration steady, Duration reconnectTimeout,
+    record Plan(FleetSpec fleet, Transport transport, double rate, List<RestartMode> modes, Duration steady, Duration reconnectTimeout,
                 Duration catchUpTimeout, Duration minSpread, double maxShare) {
     }
 
@@ -63,8 +64,8 @@ final class RestartScenario {
         this.run = run;
         this.out = out;
         String modes = plan.modes().stream().map(RestartMode::label).collect(Collectors.joining(", "));
-        this.report = new Report("restart", String.format(Locale.ROOT, "Restart with %,d clients (%s)",
-                plan.fleet().clients(), modes), commandLine);
+        this.report = new Report("restart", String.format(Locale.ROOT, "Restart with %,d %s clients (%s)",
+                plan.fleet().clients(), plan.transport() == Transport.SSE ? "SSE" : "WebSocket", modes), commandLine);
     }
 
     /** Runs, writes the report, prints the summary; true when every check passed. */
@@ -77,7 +78,8 @@ final class RestartScenario {
 
     private void settings() {
         FleetSpec f = plan.fleet();
-        ReportedRun.commonSettings(report.setting("clients", f.clients())
+        ReportedRun.commonSettings(report.setting("transport", plan.transport().label())
+                .setting("clients", f.clients())
                 .setting("topics", f.topics())
                 .setting("ratePerSecond", plan.rate())
                 .setting("restarts", plan.modes().stream().map(RestartMode::label).toList())
@@ -96,7 +98,9 @@ final class RestartScenario {
         try (ServerControl server = serverOptions.open(run.reportDir(), deadline, true)) {
             report.setting("server", server.describe());
             out.println("server: " + server.describe());
-            try (ClientFleet fleet = ClientFleet.start(f, server.host(), server.port(), topics, deadline);
+            out.println("clients: " + f.clients() + " over " + plan.transport().label());
+            try (ClientFleet fleet = ClientFleet.start(f, server.host(), server.port(), topics, deadline,
+                    b -> b.transport(plan.transport()));
                  TopicsApi api = Publisher.api(server.host(), server.port());
                  Publisher publisher = new Publisher(api, topics, plan.rate(), "lt-" + runId,
                          PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {

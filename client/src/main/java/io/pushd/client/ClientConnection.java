@@ -1,0 +1,76 @@
+package io.pushd.client;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.pushd.protocol.CloseCode;
+import java.net.URI;
+import java.util.OptionalLong;
+
+/**
+ * One connection attempt of a {@link PushClient} over one transport ({@link LiveConnection}:
+ * WebSocket, {@link SseConnection}: server-sent events): builds the pipeline, turns what arrives
+ * into calls on the client, and remembers how the connection ended, in the WebSocket's terms
+ * (close code and reason), so the client decides the same way whichever transport ended.
+ *
+ * @param <I> what the last handler of the pipeline reads
+ */
+abstract class ClientConnection<I> extends SimpleChannelInboundHandler<I> {
+
+    final PushClient client;
+    final URI uri;
+    final PushClientOptions options;
+    Channel channel;
+    /** The transport is open (WebSocket handshake completed, or a 200 event stream began). */
+    boolean opened;
+    /** Code and reason the server ended it with (or ours when we ended it), -1: none. */
+    int closeCode = -1;
+    String closeReason;
+    /** Why the connection ended without a close code, for logs and onConnectFailed. */
+    Throwable failure;
+    String endNote;
+
+    ClientConnection(PushClient client, URI uri, PushClientOptions options, boolean autoRelease) {
+        super(autoRelease);
+        this.client = client;
+        this.uri = uri;
+        this.options = options;
+    }
+
+    abstract void initPipeline(ChannelPipeline p);
+
+    /** {@link PushClient#close()}: end it the transport's polite way, then the socket. */
+    abstract void closedByClient();
+
+    /** An in-band command (e.g. an auth refresh); false where the transport cannot send (SSE is one-way). */
+    boolean sendText(String text) {
+        return false;
+    }
+
+    /**
+     * The server's suggested delay before the next attempt, if it gave one: the {@code retryMs}
+     * of a 1012/1013 close.
+     */
+    OptionalLong retryHint() {
+        return opened && (closeCode == CloseCode.SERVICE_RESTART.code() || closeCode == CloseCode.TRY_AGAIN_LATER.code())
+                ? CloseCode.parseRetryMs(closeReason) : OptionalLong.empty();
+    }
+
+    String id() {
+        return channel == null ? "-" : channel.id().asShortText();
+    }
+
+    /** Why it ended when no close code says so. */
+    String endReason() {
+        if (endNote != null) {
+            return endNote;
+        }
+        return failure != null ? String.valueOf(failure.getMessage()) : "connection lost";
+    }
+
+    void failed(Throwable cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+    }
+}
