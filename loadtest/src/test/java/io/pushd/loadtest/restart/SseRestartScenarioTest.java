@@ -47,7 +47,10 @@ class SseRestartScenarioTest {
         int exit = LoadTestMain.execute("restart",
                 "--transport", "sse",
                 "--server-jar", serverJar,
-                "--clients", "1000",
+                // 300, not 1,000: the WebSocket run (RestartScenarioTest) already holds 1,000 clients, and both
+                // at 1,000 would take mvn verify past its 10 minutes on 2 cores; the 1,000-client SSE figures are
+                // in the closing note (restart --transport sse --mode both)
+                "--clients", "300",
                 "--topics", "10",
                 "--mode", "both",
                 "--rate", "60",
