@@ -134,8 +134,8 @@ public final class TopicHub {
     /**
      * The subscribers of one topic and format on one event loop, and the events queued for them.
      * One task drains the queue: when events arrive faster than the loop delivers them, a task
-     * takes several (at most {@link #MAX_EVENTS_PER_TASK}, so the loop's other work — publishes —
-     * waits for one bounded task only), offers them to each subscriber in order, and flushes each
+     * takes several (at most {@link #MAX_EVENTS_PER_TASK}, and about {@link #DELIVERIES_PER_TASK}
+     * writes, so the loop's other work — publishes — waits for one bounded task only), offers them to each subscriber in order, and flushes each
      * subscriber once: one write syscall per subscriber per batch instead of per event.
      */
     private final class LoopGroup {
@@ -167,8 +167,9 @@ public final class TopicHub {
         /** On {@link #loop}. */
         private void drain() {
             int n = 0;
+            int max = Math.max(1, Math.min(batch.length, DELIVERIES_PER_TASK / Math.max(1, subscribers.size())));
             Pending p;
-            while (n < batch.length && (p = queue.poll()) != null) {
+            while (n < max && (p = queue.poll()) != null) {
                 batch[n++] = p;
             }
             try {
@@ -203,6 +204,8 @@ public final class TopicHub {
         }
     }
 
-    /** Events one fan-out task of one loop delivers at most (a 1,000-subscriber loop: ~16,000 writes). */
+    /** Events one fan-out task of one loop takes at most. */
     static final int MAX_EVENTS_PER_TASK = 16;
+    /** Writes one fan-out task aims at (about a millisecond): more events per task when there are few subscribers. */
+    static final int DELIVERIES_PER_TASK = 2048;
 }
