@@ -33,6 +33,8 @@ package io.pushd.server.pipeline;
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
  *   ws-session            LiveSessionHandler          frames to the Session, which writes through a WebSocketSink
  * </pre>
+ * Events on a connection without permessage-deflate are whole frames, written by the
+ * {@code WebSocketSink} from {@code wsencoder}'s context, so they skip every handler above it.
  */
 public final class HandlerNames {
     public static final String CONNECTION_LIMIT = "connection-limit";

@@ -235,7 +235,12 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             replayed = sink.alloc().directBuffer(REPLAY_STEP * (data.length() + topic.length() + 96));
         }
         int before = replayed.writerIndex();
-        sink.format().append(replayed, topic, replayEpoch, seq, ts, data);
+        try {
+            sink.format().append(replayed, topic, replayEpoch, seq, ts, data);
+        } catch (RuntimeException e) {
+            replayed.writerIndex(before); // never half a frame on the wire: the frames before it still go
+            throw e;
+        }
         metrics.delivered(sink.format().payloadBytes(replayed.writerIndex() - before), true);
     }
 

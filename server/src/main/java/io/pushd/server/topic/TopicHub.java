@@ -3,6 +3,7 @@ package io.pushd.server.topic;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.FastThreadLocal;
 import io.pushd.protocol.EventId;
 import io.pushd.server.metrics.ServerMetrics;
 import java.util.Map;
@@ -143,7 +144,6 @@ public final class TopicHub {
         final Set<Subscriber> subscribers = ConcurrentHashMap.newKeySet();
         private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean scheduled = new AtomicBoolean();
-        private final Pending[] batch = new Pending[MAX_EVENTS_PER_TASK];
 
         LoopGroup(EventExecutor loop) {
             this.loop = loop;
@@ -166,6 +166,7 @@ public final class TopicHub {
 
         /** On {@link #loop}. */
         private void drain() {
+            Pending[] batch = BATCH.get();
             int n = 0;
             int max = Math.max(1, Math.min(batch.length, DELIVERIES_PER_TASK / Math.max(1, subscribers.size())));
             Pending p;
@@ -173,7 +174,7 @@ public final class TopicHub {
                 batch[n++] = p;
             }
             try {
-                deliver(n);
+                deliver(batch, n);
             } finally {
                 for (int i = 0; i < n; i++) {
                     batch[i].forLoop().release();
@@ -187,7 +188,7 @@ public final class TopicHub {
             }
         }
 
-        private void deliver(int n) {
+        private void deliver(Pending[] batch, int n) {
             for (Subscriber s : subscribers) {
                 try {
                     for (int i = 0; i < n; i++) {
@@ -203,6 +204,14 @@ public final class TopicHub {
             }
         }
     }
+
+    /** A drain's events, one array per event loop thread (not per topic: idle topics stay small). */
+    private static final FastThreadLocal<Pending[]> BATCH = new FastThreadLocal<>() {
+        @Override
+        protected Pending[] initialValue() {
+            return new Pending[MAX_EVENTS_PER_TASK];
+        }
+    };
 
     /** Events one fan-out task of one loop takes at most. */
     static final int MAX_EVENTS_PER_TASK = 16;
