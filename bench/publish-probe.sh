@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Publish latency while a fan-out runs: waits for a push-server started by bench.sh, then after
 # the driver's warm-up POSTs N events (default 80, 10/s) to another topic and prints p50/p99/max
-# of the HTTP round trip in ms. Usage: bench/publish-probe.sh [N] & bench/compare.sh ...
-n=${1:-80}
+# of the HTTP round trip in ms. Usage: bench/publish-probe.sh [N] [JAR-PATH] & bench/compare.sh ...
+n=${1:-80}; jar=${2:-push-server.jar}
 for i in $(seq 1 240); do
-  pid=$(pgrep -f "push-server.jar --port" | head -1); [ -n "$pid" ] && break; sleep 0.25
+  pid=$(pgrep -f "$jar --port" | head -1); [ -n "$pid" ] && break; sleep 0.25
 done
 [ -n "$pid" ] || exit 0
 port=$(tr '\0' ' ' < /proc/$pid/cmdline | sed -E 's/.*--port ([0-9]+).*/\1/')
