@@ -8,12 +8,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.ServerSocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.admission.ConnectionLimiter;
@@ -146,11 +141,10 @@ public final class PushServer implements AutoCloseable {
         this.connectionCount = new ConnectionCountCheckpoint(Path.of(sc.dataDir()));
         int expectedClients = connectionCount.read();
 
-        boolean epoll = Epoll.isAvailable();
-        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        Class<? extends ServerSocketChannel> channelType =
-                epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-        String transport = epoll ? "epoll" : "nio";
+        Transport chosen = Transport.choose(config.server().transport());
+        IoHandlerFactory io = chosen.io();
+        Class<? extends ServerSocketChannel> channelType = chosen.serverChannel();
+        String transport = chosen.name();
         int ioThreads = config.server().ioThreads() == 0
                 ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
         this.bossGroup = new MultiThreadIoEventLoopGroup(1, io);

@@ -58,6 +58,15 @@ public interface EventHistory extends Closeable {
      */
     int read(String topic, long afterSeq, int max, EventVisitor visitor);
 
+    /**
+     * Like {@link #read}, but hands each event's data as an {@link EventData} view that can be
+     * copied straight into an outbound buffer: replay then costs no {@code byte[]} per event. A
+     * history kept elsewhere need not override it.
+     */
+    default int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
+        return read(topic, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
+    }
+
     /** False while appends are refused (the local store: for want of disk space); reads still work. */
     default boolean writable() {
         return true;
@@ -75,5 +84,42 @@ public interface EventHistory extends Closeable {
     @FunctionalInterface
     interface EventVisitor {
         void accept(long seq, long timestampMillis, byte[] data);
+    }
+
+    /** One event's data, valid only during the visitor call that received it. */
+    interface EventData {
+        /** Its length in bytes. */
+        int length();
+
+        /** Appends the bytes to {@code out}. */
+        void copyTo(io.netty.buffer.ByteBuf out);
+
+        /** A copy of the bytes. */
+        byte[] toBytes();
+
+        static EventData of(byte[] data) {
+            return new EventData() {
+                @Override
+                public int length() {
+                    return data.length;
+                }
+
+                @Override
+                public void copyTo(io.netty.buffer.ByteBuf out) {
+                    out.writeBytes(data);
+                }
+
+                @Override
+                public byte[] toBytes() {
+                    return data;
+                }
+            };
+        }
+    }
+
+    /** Receives events from {@link #readData}. */
+    @FunctionalInterface
+    interface EventDataVisitor {
+        void accept(long seq, long timestampMillis, EventData data);
     }
 }

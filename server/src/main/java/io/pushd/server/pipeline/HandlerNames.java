@@ -35,6 +35,8 @@ package io.pushd.server.pipeline;
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
  *   ws-session            LiveSessionHandler          frames to the Session, which writes through a WebSocketSink
  * </pre>
+ * Events on a connection without permessage-deflate are whole frames, written by the
+ * {@code WebSocketSink} from {@code wsencoder}'s context, so they skip every handler above it.
  *
  * <p>A {@code /v1/sse} request that passes its route becomes a server-sent-events stream
  * ({@code upgradeToSse}: the {@code 200 text/event-stream} head goes out, every {@code http-*}

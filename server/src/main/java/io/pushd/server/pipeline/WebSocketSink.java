@@ -3,8 +3,13 @@ package io.pushd.server.pipeline;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder;
+import io.netty.handler.codec.http.websocketx.extensions.WebSocketExtensionEncoder;
+import io.netty.handler.codec.http.websocketx.extensions.WebSocketServerExtensionHandler;
 import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ServerMessage;
@@ -13,14 +18,24 @@ import io.pushd.server.session.SessionSink;
 import io.pushd.server.topic.EventFormat;
 
 /**
- * A session's writes on a WebSocket: every event and message is one text frame, written from
- * the tail of the pipeline; closing is {@link WebSocketClose}'s handshake (one Close frame).
+ * A session's writes on a WebSocket: every event and message is one text frame; closing is {@link WebSocketClose}'s handshake (one Close frame).
+ *
+ * <p>Events on a connection without permessage-deflate come as whole frames
+ * ({@link EventFormat#WEBSOCKET_FRAME}, shared by every subscriber) and are written from the
+ * frame encoder's context, below it: no frame object, no encoding and no walk through the
+ * {@code ws-*} handlers per subscriber. Messages still go down from the tail as frames; both are
+ * written on the event loop, in order. With permessage-deflate every frame is compressed per
+ * connection, so events stay payloads ({@link EventFormat#JSON}) and go through the encoders.
  * Public so that replay tests can run a subscription on an {@code EmbeddedChannel}.
  */
 public final class WebSocketSink implements SessionSink {
 
     private final Channel channel;
     private final ServerMetrics metrics;
+    /** Fixed once the handshake has installed the frame encoder; null before. */
+    private EventFormat format;
+    /** The frame encoder's context when {@link #format} is whole frames: where events are written. */
+    private ChannelHandlerContext belowEncoder;
 
     public WebSocketSink(Channel channel, ServerMetrics metrics) {
         this.channel = channel;
@@ -44,12 +59,30 @@ public final class WebSocketSink implements SessionSink {
 
     @Override
     public EventFormat format() {
-        return EventFormat.JSON; // the JSON is the text frame's payload as is
+        if (format != null) {
+            return format;
+        }
+        ChannelPipeline p = channel.pipeline();
+        ChannelHandlerContext encoder = p.context(WebSocketFrameEncoder.class);
+        if (encoder == null) {
+            return EventFormat.JSON; // no handshake yet (or a test channel without codec): payloads
+        }
+        if (p.get(WebSocketServerExtensionHandler.class) != null || p.get(WebSocketExtensionEncoder.class) != null) {
+            format = EventFormat.JSON; // compressed per connection
+        } else {
+            belowEncoder = encoder;
+            format = EventFormat.WEBSOCKET_FRAME;
+        }
+        return format;
     }
 
     @Override
     public void sendEvent(ByteBuf encodedEvent) {
-        channel.write(new TextWebSocketFrame(encodedEvent), channel.voidPromise());
+        if (belowEncoder != null) {
+            belowEncoder.write(encodedEvent, channel.voidPromise());
+        } else {
+            channel.write(new TextWebSocketFrame(encodedEvent), channel.voidPromise());
+        }
     }
 
     @Override
@@ -59,7 +92,11 @@ public final class WebSocketSink implements SessionSink {
 
     @Override
     public void flush() {
-        channel.flush();
+        if (belowEncoder != null) {
+            belowEncoder.flush(); // nothing above the encoder holds writes back
+        } else {
+            channel.flush();
+        }
     }
 
     @Override

@@ -43,6 +43,11 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     /** The epoch {@link #lastSeq} belongs to; a shared history can replace a topic's (see {@link #epochChanged}). */
     private String epoch;
     private boolean stepScheduled;
+    /** Live events written since the hub's last {@link #endOfBatch()}. */
+    private boolean unflushed;
+    /** While a replay read runs with an appendable format: the events read so far, one buffer. */
+    private ByteBuf replayed;
+    private String replayEpoch;
 
     /**
      * @param onFailure told (after this subscription stopped) when it cannot go on, so the session
@@ -121,9 +126,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         }
         if (mode == Mode.LIVE && seq == lastSeq + 1 && sink.isWritable()) {
             lastSeq = seq;
-            metrics.delivered(encodedEvent.readableBytes(), false);
-            sink.sendEvent(topic, seq, encodedEvent);
-            sink.flush();
+            metrics.delivered(sink.format().payloadBytes(encodedEvent.readableBytes()), false);
+            sink.sendEvent(topic, seq, encodedEvent); // SSE: a multi-topic stream's cursor names the topic
+            unflushed = true; // flushed once per batch of live events, by endOfBatch
             return;
         }
         encodedEvent.release();
@@ -132,6 +137,14 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         }
         mode = Mode.CATCHING_UP;
         scheduleStep();
+    }
+
+    @Override
+    public void endOfBatch() {
+        if (unflushed) {
+            unflushed = false;
+            sink.flush();
+        }
     }
 
     /** The sink became writable again: continue a paused replay. */
@@ -187,8 +200,19 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             sendReset(ResetReason.EXPIRED, range.head()); // retention overtook a slow reader
         }
         int n = 0;
+        EventFormat format = sink.format();
+        replayEpoch = history.epoch(topic);
         while (sink.isWritable()) {
-            int read = history.read(topic, lastSeq, REPLAY_STEP, this::writeReplayed);
+            int read;
+            if (format.appendable()) {
+                try {
+                    read = history.readData(topic, lastSeq, REPLAY_STEP, this::appendReplayed);
+                } finally {
+                    sendReplayed();
+                }
+            } else {
+                read = history.read(topic, lastSeq, REPLAY_STEP, this::writeReplayed);
+            }
             n += read;
             if (read < REPLAY_STEP || n >= REPLAY_STEP * 4) {
                 break;
@@ -204,17 +228,54 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void writeReplayed(long seq, long ts, byte[] data) {
+        if (!nextReplayed(seq)) {
+            return;
+        }
+        ByteBuf event = sink.format().encode(sink.alloc(), topic, new EventId(replayEpoch, seq), ts, data);
+        metrics.delivered(sink.format().payloadBytes(event.readableBytes()), true);
+        sink.sendEvent(topic, seq, event);
+    }
+
+    /**
+     * Whole frames: the events of one read go out as one buffer, encoded in place from the store's
+     * bytes (no {@code byte[]} and no write through the pipeline per event).
+     */
+    private void appendReplayed(long seq, long ts, EventHistory.EventData data) {
+        if (!nextReplayed(seq)) {
+            return;
+        }
+        if (replayed == null) {
+            replayed = sink.alloc().directBuffer(REPLAY_STEP * (data.length() + topic.length() + 96));
+        }
+        int before = replayed.writerIndex();
+        try {
+            sink.format().append(replayed, topic, replayEpoch, seq, ts, data);
+        } catch (RuntimeException e) {
+            replayed.writerIndex(before); // never half a frame on the wire: the frames before it still go
+            throw e;
+        }
+        metrics.delivered(sink.format().payloadBytes(replayed.writerIndex() - before), true);
+    }
+
+    private void sendReplayed() {
+        if (replayed != null) {
+            ByteBuf b = replayed;
+            replayed = null;
+            sink.sendEvent(b);
+        }
+    }
+
+    /** True when {@code seq} is the next event to send (after a reset for a hole retention made). */
+    private boolean nextReplayed(long seq) {
         if (seq > lastSeq + 1) {
             // Retention dropped events between two reads: say so rather than skip them.
             sendReset(ResetReason.EXPIRED, history.range(topic).head());
         }
         if (seq <= lastSeq) {
-            return;
+            return false;
         }
         lastSeq = seq;
-        ByteBuf event = sink.format().encode(sink.alloc(), topic, new EventId(history.epoch(topic), seq), ts, data);
-        metrics.delivered(event.readableBytes(), true);
-        sink.sendEvent(topic, seq, event);
+        return true;
     }
 
     /**
@@ -236,6 +297,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void sendReset(ResetReason reason, long head) {
+        sendReplayed(); // the events before the reset go first
         metrics.reset(reason);
         sink.send(new ServerMessage.Reset(topic, new EventId(history.epoch(topic), head), reason));
         lastSeq = head;

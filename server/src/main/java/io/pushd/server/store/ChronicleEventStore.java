@@ -202,6 +202,15 @@ public final class ChronicleEventStore implements EventHistory {
         return reader.read(topic, index, afterSeq, max, visitor);
     }
 
+    @Override
+    public int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
+        TopicIndex index = topics.get(topic);
+        if (index == null || closed) {
+            return 0;
+        }
+        return reader.readData(topic, index, afterSeq, max, visitor);
+    }
+
     /** Drops events past retention and deletes log files nothing refers to any more. Writer thread. */
     public void enforceRetention() {
         long now = clock.currentTimeMillis();

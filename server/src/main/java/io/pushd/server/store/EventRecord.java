@@ -45,13 +45,6 @@ final class EventRecord {
         return true;
     }
 
-    /** After {@link #readHeader}: the event's data. */
-    static byte[] readData(Bytes<?> b) {
-        byte[] data = new byte[b.readInt()];
-        b.read(data);
-        return data;
-    }
-
     /** The idempotency key of the last header read, or null. */
     String key() {
         return hasKey ? key.toString() : null;

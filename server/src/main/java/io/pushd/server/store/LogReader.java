@@ -1,5 +1,8 @@
 package io.pushd.server.store;
 
+import io.netty.buffer.ByteBuf;
+import io.pushd.server.history.EventHistory.EventData;
+import io.pushd.server.history.EventHistory.EventDataVisitor;
 import io.pushd.server.history.EventHistory.EventVisitor;
 import java.util.concurrent.locks.Lock;
 import net.openhft.chronicle.bytes.Bytes;
@@ -22,9 +25,50 @@ final class LogReader {
         final long[] seqs = new long[READ_BATCH];
         final long[] positions = new long[READ_BATCH];
         final EventRecord record = new EventRecord();
+        final MappedData data = new MappedData();
 
         ReadState(ExcerptTailer tailer) {
             this.tailer = tailer;
+        }
+    }
+
+    /**
+     * The data of the excerpt being read, copied through one scratch array per thread: replay
+     * allocates nothing per event (Chronicle's mapped bytes are not a Netty buffer).
+     */
+    private static final class MappedData implements EventData {
+        private Bytes<?> bytes;
+        private long position;
+        private int length;
+        private byte[] scratch = new byte[1024];
+
+        void at(Bytes<?> b) {
+            length = b.readInt();
+            position = b.readPosition();
+            bytes = b;
+        }
+
+        @Override
+        public int length() {
+            return length;
+        }
+
+        @Override
+        public void copyTo(ByteBuf out) {
+            if (scratch.length < length) {
+                scratch = new byte[Math.max(length, scratch.length * 2)];
+            }
+            bytes.readPosition(position);
+            bytes.read(scratch, 0, length);
+            out.writeBytes(scratch, 0, length);
+        }
+
+        @Override
+        public byte[] toBytes() {
+            byte[] copy = new byte[length];
+            bytes.readPosition(position);
+            bytes.read(copy, 0, length);
+            return copy;
         }
     }
 
@@ -54,6 +98,11 @@ final class LogReader {
      * most {@link #READ_BATCH}) to the visitor, in order; returns how many.
      */
     int read(String topic, TopicIndex index, long afterSeq, int max, EventVisitor visitor) {
+        return readData(topic, index, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, data.toBytes()));
+    }
+
+    /** As {@link #read}, handing each event's data as a view valid during the call. */
+    int readData(String topic, TopicIndex index, long afterSeq, int max, EventDataVisitor visitor) {
         ReadState rs = readers.get();
         int n = index.positionsAfter(afterSeq, Math.min(max, READ_BATCH), rs.seqs, rs.positions);
         int delivered = 0;
@@ -72,7 +121,8 @@ final class LogReader {
                         throw new IllegalStateException("index of " + topic + " points at sequence "
                                 + rs.record.seq + " instead of " + rs.seqs[i]);
                     }
-                    visitor.accept(rs.record.seq, rs.record.timestampMillis, EventRecord.readData(b));
+                    rs.data.at(b);
+                    visitor.accept(rs.record.seq, rs.record.timestampMillis, rs.data);
                     delivered++;
                 }
             }

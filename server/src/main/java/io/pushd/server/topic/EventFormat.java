@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
+import io.pushd.server.history.EventHistory.EventData;
 
 /**
  * How one transport puts an event on the wire. {@link TopicHub} encodes each live event once per
@@ -14,14 +15,65 @@ import io.pushd.protocol.ProtocolCodec;
 public interface EventFormat {
 
     /**
-     * The WebSocket text frame payload: the protocol's {@code event} message as JSON. (An SSE
-     * transport would add its own, e.g. {@code id:}/{@code data:} lines around the same JSON.)
+     * The WebSocket text frame payload: the protocol's {@code event} message as JSON, which the
+     * frame encoder (and permessage-deflate, when negotiated) turns into a frame per connection.
      */
     EventFormat JSON = (alloc, topic, id, timestampMillis, data) -> {
         byte[] json = ProtocolCodec.encodeEvent(topic, id, timestampMillis, data);
         return alloc.directBuffer(json.length).writeBytes(json);
     };
 
+    /**
+     * The whole WebSocket text frame, header included, of the same JSON: written below the frame
+     * encoder, so an event costs one encoding for all its subscribers and no frame per
+     * subscriber. For connections without permessage-deflate (a compressed frame differs per
+     * connection). Frames concatenate, so a replay step writes many events as one buffer.
+     */
+    EventFormat WEBSOCKET_FRAME = new EventFormat() {
+        @Override
+        public ByteBuf encode(ByteBufAllocator alloc, String topic, EventId id, long timestampMillis, byte[] data) {
+            return WebSocketFrames.encode(alloc, topic, id, timestampMillis, data);
+        }
+
+        @Override
+        public boolean appendable() {
+            return true;
+        }
+
+        @Override
+        public void append(ByteBuf out, String topic, String epoch, long seq, long timestampMillis, EventData data) {
+            WebSocketFrames.append(out, topic, epoch, seq, timestampMillis, data);
+        }
+
+        @Override
+        public int payloadBytes(int encodedBytes) {
+            return WebSocketFrames.payloadOf(encodedBytes);
+        }
+    };
+
     /** A new buffer (one reference, owned by the caller) holding the encoded event. */
     ByteBuf encode(ByteBufAllocator alloc, String topic, EventId id, long timestampMillis, byte[] data);
+
+    /**
+     * True when encoded events can be written back to back as one buffer (whole frames, SSE
+     * records), so replay may use {@link #append}; false when each must be its own message.
+     */
+    default boolean appendable() {
+        return false;
+    }
+
+    /** Only when {@link #appendable}: appends the encoded event to {@code out}. */
+    default void append(ByteBuf out, String topic, String epoch, long seq, long timestampMillis, EventData data) {
+        ByteBuf one = encode(out.alloc(), topic, new EventId(epoch, seq), timestampMillis, data.toBytes());
+        try {
+            out.writeBytes(one);
+        } finally {
+            one.release();
+        }
+    }
+
+    /** The message bytes an event encoded in {@code encodedBytes} carries (what {@code push.delivered.bytes} counts). */
+    default int payloadBytes(int encodedBytes) {
+        return encodedBytes;
+    }
 }

@@ -86,6 +86,7 @@ class TopicSubscriptionTest {
         append(6);
         ByteBuf six = liveFrame(6);
         sub.onLive(6, six);
+        sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(written()).containsExactly("event:6");
         assertThat(six.refCnt()).as("the shared frame went out as is and was released by the write").isZero();
     }
@@ -100,6 +101,7 @@ class TopicSubscriptionTest {
 
         ByteBuf dup = liveFrame(5);
         sub.onLive(5, dup);
+        sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(dup.refCnt()).isZero();
         assertThat(written()).isEmpty();
     }
@@ -116,11 +118,13 @@ class TopicSubscriptionTest {
         append(7);
         ByteBuf seven = liveFrame(7); // the offer of 6 has not arrived (yet)
         sub.onLive(7, seven);
+        sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(seven.refCnt()).isZero();
         assertThat(written()).containsExactly("event:6", "event:7");
 
         ByteBuf lateSix = liveFrame(6);
         sub.onLive(6, lateSix);
+        sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(lateSix.refCnt()).isZero();
         assertThat(written()).isEmpty();
     }
@@ -137,6 +141,7 @@ class TopicSubscriptionTest {
         append(6);
         ByteBuf six = liveFrame(6);
         sub.onLive(6, six);
+        sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();
     }

@@ -1,0 +1,123 @@
+package io.pushd.server.topic;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.server.history.EventHistory.EventData;
+
+/**
+ * Whole WebSocket text frames of {@code event} messages, header included, as the server sends
+ * them: FIN, opcode 1, unmasked, the shortest length form (RFC 6455 5.2) — what Netty's frame
+ * encoder writes for a {@code TextWebSocketFrame}. The payload is the bytes
+ * {@link ProtocolCodec#encodeEvent} produces ({@code {"type":"event","topic":…,"id":…,"ts":…,"data":…}}),
+ * written straight into the buffer: topics ({@code [A-Za-z0-9_.:-]}) and epochs ({@code [0-9a-z]})
+ * never need JSON escaping, and the data is the compact JSON that was published, copied as is.
+ */
+final class WebSocketFrames {
+
+    private static final byte FIN_TEXT = (byte) 0x81;
+    private static final byte[] TYPE_TOPIC = ascii("{\"type\":\"event\",\"topic\":\"");
+    private static final byte[] ID = ascii("\",\"id\":\"");
+    private static final byte[] TS = ascii("\",\"ts\":");
+    private static final byte[] DATA = ascii(",\"data\":");
+
+    private WebSocketFrames() {
+    }
+
+    /** A new buffer holding one whole frame. */
+    static ByteBuf encode(ByteBufAllocator alloc, String topic, EventId id, long ts, byte[] data) {
+        int payload = payloadLength(topic, id.epoch(), id.seq(), ts, data.length);
+        ByteBuf out = alloc.directBuffer(headerLength(payload) + payload);
+        writeHeader(out, payload);
+        writePayload(out, topic, id.epoch(), id.seq(), ts, data.length);
+        out.writeBytes(data);
+        out.writeByte('}');
+        return out;
+    }
+
+    /** Appends one whole frame to {@code out}, copying the data from wherever it is kept. */
+    static void append(ByteBuf out, String topic, String epoch, long seq, long ts, EventData data) {
+        int length = data.length();
+        int payload = payloadLength(topic, epoch, seq, ts, length);
+        out.ensureWritable(headerLength(payload) + payload);
+        writeHeader(out, payload);
+        writePayload(out, topic, epoch, seq, ts, length);
+        data.copyTo(out);
+        out.writeByte('}');
+    }
+
+    /** The payload length of a frame made by this class, from the frame's length. */
+    static int payloadOf(int frameLength) {
+        if (frameLength <= 127) {
+            return frameLength - 2;
+        }
+        return frameLength - 4 <= 0xFFFF ? frameLength - 4 : frameLength - 10;
+    }
+
+    static int headerLength(int payload) {
+        return payload < 126 ? 2 : payload <= 0xFFFF ? 4 : 10;
+    }
+
+    private static int payloadLength(String topic, String epoch, long seq, long ts, int dataLength) {
+        return TYPE_TOPIC.length + topic.length() + ID.length + epoch.length() + 1 + digits(seq) + TS.length
+                + digits(ts) + DATA.length + dataLength + 1;
+    }
+
+    private static void writeHeader(ByteBuf out, int payload) {
+        out.writeByte(FIN_TEXT);
+        if (payload < 126) {
+            out.writeByte(payload);
+        } else if (payload <= 0xFFFF) {
+            out.writeByte(126);
+            out.writeShort(payload);
+        } else {
+            out.writeByte(127);
+            out.writeLong(payload);
+        }
+    }
+
+    /** Everything before the data. */
+    private static void writePayload(ByteBuf out, String topic, String epoch, long seq, long ts, int dataLength) {
+        out.writeBytes(TYPE_TOPIC);
+        ByteBufUtil.writeAscii(out, topic);
+        out.writeBytes(ID);
+        ByteBufUtil.writeAscii(out, epoch);
+        out.writeByte('-');
+        writeDecimal(out, seq);
+        out.writeBytes(TS);
+        writeDecimal(out, ts);
+        out.writeBytes(DATA);
+    }
+
+    static int digits(long v) {
+        if (v < 0) {
+            return 1 + digits(v == Long.MIN_VALUE ? Long.MAX_VALUE : -v); // MIN_VALUE has as many digits as MAX_VALUE
+        }
+        int n = 1;
+        for (long x = v; x >= 10; x /= 10) {
+            n++;
+        }
+        return n;
+    }
+
+    private static void writeDecimal(ByteBuf out, long v) {
+        if (v < 0) {
+            ByteBufUtil.writeAscii(out, Long.toString(v)); // never for sequences and times; kept simple
+            return;
+        }
+        int n = digits(v);
+        int end = out.writerIndex() + n;
+        out.ensureWritable(n);
+        for (int i = end - 1; i >= end - n; i--) {
+            out.setByte(i, (int) ('0' + v % 10));
+            v /= 10;
+        }
+        out.writerIndex(end);
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    }
+}

@@ -1,0 +1,61 @@
+package io.pushd.server.topic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocket13FrameEncoder;
+import io.pushd.protocol.EventId;
+import io.pushd.protocol.ProtocolCodec;
+import io.pushd.server.history.EventHistory.EventData;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class WebSocketFramesTest {
+
+    /** What the server wrote before: the protocol's JSON through Netty's own frame encoder. */
+    private static byte[] nettyFrame(String topic, EventId id, long ts, byte[] data) {
+        EmbeddedChannel ch = new EmbeddedChannel(new WebSocket13FrameEncoder(false));
+        ch.writeOutbound(new TextWebSocketFrame(Unpooled.wrappedBuffer(ProtocolCodec.encodeEvent(topic, id, ts, data))));
+        ByteBuf all = Unpooled.buffer();
+        ByteBuf part;
+        while ((part = ch.readOutbound()) != null) {
+            all.writeBytes(part);
+            part.release();
+        }
+        ch.finish();
+        return ByteBufUtil.getBytes(all);
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 20, 60, 124, 125, 126, 127, 1000, 65_400, 65_535, 70_000})
+    void aWholeFrameIsByteForByteWhatNettysEncoderWritesForTheProtocolsJson(int pad) {
+        String json = "{\"s\":\"" + "x".repeat(pad) + "\",\"u\":\"é✓😀\",\"n\":[1,2.5e3,null]}";
+        byte[] data = json.getBytes(StandardCharsets.UTF_8);
+        for (String topic : new String[] {"t", "orders.eu-1:A_b"}) {
+            EventId id = new EventId("k3x9a", 1L + pad * 7919L);
+            long ts = 1_764_580_000_123L;
+            byte[] expected = nettyFrame(topic, id, ts, data);
+
+            ByteBuf one = EventFormat.WEBSOCKET_FRAME.encode(PooledByteBufAllocator.DEFAULT, topic, id, ts, data);
+            assertThat(ByteBufUtil.getBytes(one)).isEqualTo(expected);
+            assertThat(EventFormat.WEBSOCKET_FRAME.payloadBytes(one.readableBytes()))
+                    .isEqualTo(ProtocolCodec.encodeEvent(topic, id, ts, data).length);
+            one.release();
+
+            ByteBuf appended = PooledByteBufAllocator.DEFAULT.directBuffer(16);
+            EventFormat.WEBSOCKET_FRAME.append(appended, topic, id.epoch(), id.seq(), ts, EventData.of(data));
+            EventFormat.WEBSOCKET_FRAME.append(appended, topic, id.epoch(), id.seq(), ts, EventData.of(data));
+            byte[] twice = new byte[expected.length * 2];
+            System.arraycopy(expected, 0, twice, 0, expected.length);
+            System.arraycopy(expected, 0, twice, expected.length, expected.length);
+            assertThat(ByteBufUtil.getBytes(appended)).isEqualTo(twice);
+            appended.release();
+        }
+    }
+}
