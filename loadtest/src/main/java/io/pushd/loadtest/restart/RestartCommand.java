@@ -3,6 +3,7 @@ package io.pushd.loadtest.restart;
 import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.DurationConverter;
 import io.pushd.loadtest.RunOptions;
+import io.pushd.loadtest.auth.TokenOptions;
 import io.pushd.loadtest.fleet.FleetOptions;
 import io.pushd.loadtest.fleet.FleetSpec;
 import io.pushd.loadtest.server.RestartMode;
@@ -81,6 +82,9 @@ public final class RestartCommand implements Callable<Integer> {
     ServerOptions server;
 
     @Mixin
+    TokenOptions tokens;
+
+    @Mixin
     RunOptions run;
 
     @Override
@@ -88,7 +92,9 @@ public final class RestartCommand implements Callable<Integer> {
         FleetSpec fleetSpec = fleet.spec();
         RestartScenario.Plan plan = plan(fleetSpec);
         server.validate(true);
-        return new RestartScenario(plan, server, run, Commands.commandLine(spec), System.out).run() ? 0 : 1;
+        tokens.validate();
+        return new RestartScenario(plan, server, run, Commands.commandLine(spec), System.out)
+                .withTokens(tokens.mode()).run() ? 0 : 1;
     }
 
     private RestartScenario.Plan plan(FleetSpec fleetSpec) {
