@@ -48,6 +48,24 @@ public final class ClientFleet implements AutoCloseable {
      */
     public static ClientFleet start(FleetSpec spec, String host, int port, List<String> topics, Deadline deadline,
                                     UnaryOperator<PushClientOptions.Builder> customize) throws InterruptedException {
+        return start(spec, host, port, topics, deadline, (i, b) -> customize.apply(b));
+    }
+
+    /** Per-client options (e.g. client {@code index}'s own token), applied after topic and source address. */
+    @FunctionalInterface
+    public interface Customizer {
+
+        PushClientOptions.Builder apply(int index, PushClientOptions.Builder builder);
+
+        /** This, then {@code next}. */
+        default Customizer andThen(UnaryOperator<PushClientOptions.Builder> next) {
+            return (i, b) -> next.apply(apply(i, b));
+        }
+    }
+
+    /** As {@link #start(FleetSpec, String, int, List, Deadline, UnaryOperator)}, per client. */
+    public static ClientFleet start(FleetSpec spec, String host, int port, List<String> topics, Deadline deadline,
+                                    Customizer customize) throws InterruptedException {
         if (topics.size() != spec.topics()) {
             throw new IllegalArgumentException("topics: " + topics.size() + " names for " + spec.topics());
         }
@@ -73,7 +91,7 @@ public final class ClientFleet implements AutoCloseable {
                 }
                 ClientRecord record = new ClientRecord(i, topic, fleet.steadyLatencyMicros, fleet.disturbedLatencyMicros);
                 records.add(record);
-                record.client = resources.newClient(customize.apply(b).build(), record).start();
+                record.client = resources.newClient(customize.apply(i, b).build(), record).start();
             }
         } catch (InterruptedException | RuntimeException e) {
             fleet.close();
@@ -122,12 +140,15 @@ public final class ClientFleet implements AutoCloseable {
     public Connected awaitConnected(long startNanos, Duration timeout, Deadline deadline, int topics, Report report,
                                     PrintStream out, String checkName, String noun, String topicsWord)
             throws InterruptedException {
-        List<ClientRecord> notConnected = await(ClientRecord::subscribed, timeout, deadline);
+        // A client the server refused (401/403) will not get in with the same token: no point waiting for it.
+        await(c -> c.subscribed() || c.refusedSince(startNanos), timeout, deadline);
+        List<ClientRecord> notConnected = new ArrayList<>(records.stream().filter(c -> !c.subscribed()).toList());
         deadline.check("connecting the " + noun);
         double seconds = (System.nanoTime() - startNanos) / 1e9;
         int connected = size() - notConnected.size();
         report.check(checkName, notConnected.isEmpty(),
-                String.format(Locale.ROOT, "%d/%d within %.1f s", connected, size(), seconds));
+                String.format(Locale.ROOT, "%d/%d within %.1f s", connected, size(), seconds)
+                        + ClientRecord.refusals(notConnected, startNanos));
         out.printf(Locale.ROOT, "connected %d/%d %s on %d %s in %.1f s%n", connected, size(), noun, topics,
                 topicsWord, seconds);
         return new Connected(notConnected, seconds);

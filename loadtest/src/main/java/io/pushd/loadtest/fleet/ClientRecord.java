@@ -1,13 +1,16 @@
 package io.pushd.loadtest.fleet;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import io.pushd.client.PushClient;
 import io.pushd.client.PushListener;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ResetReason;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import org.HdrHistogram.Recorder;
 
@@ -36,6 +39,8 @@ public final class ClientRecord implements PushListener {
      */
     private final Queue<Long> connectNanos = new ConcurrentLinkedQueue<>();
     private volatile boolean awaitingSubscribed;
+    private volatile int refusedStatus;
+    private volatile long refusedNanos = NONE;
     private final Queue<long[]> disconnects = new ConcurrentLinkedQueue<>();
     volatile PushClient client;
 
@@ -103,6 +108,57 @@ public final class ClientRecord implements PushListener {
     @Override
     public void onConnected(long nanoTime) {
         awaitingSubscribed = true;
+    }
+
+    /**
+     * A handshake the server answered 401 or 403 (a missing, bad or insufficient token): the client
+     * library retries it with backoff, but the same token will not pass, so the run reports it
+     * instead of waiting for it.
+     */
+    @Override
+    public void onConnectFailed(Throwable cause) {
+        if (cause instanceof WebSocketClientHandshakeException h && h.response() != null) {
+            int status = h.response().status().code();
+            if (status == 401 || status == 403) {
+                refusedStatus = status;
+                refusedNanos = System.nanoTime();
+            }
+        }
+    }
+
+    /** Whether the server refused a handshake (401/403) at or after {@code sinceNanos}. */
+    public boolean refusedSince(long sinceNanos) {
+        long t = refusedNanos;
+        return t != NONE && t - sinceNanos >= 0;
+    }
+
+    /** The HTTP status of the last refused handshake (401/403), 0 if none. */
+    public int refusedStatus() {
+        return refusedStatus;
+    }
+
+    /**
+     * "; K refused by the server (401: N, 403: M), e.g. client I" for the clients of {@code among}
+     * refused since {@code sinceNanos}, or "" when none was.
+     */
+    public static String refusals(List<ClientRecord> among, long sinceNanos) {
+        Map<Integer, Integer> byStatus = new TreeMap<>();
+        ClientRecord first = null;
+        for (ClientRecord c : among) {
+            if (c.refusedSince(sinceNanos)) {
+                byStatus.merge(c.refusedStatus(), 1, Integer::sum);
+                first = first == null ? c : first;
+            }
+        }
+        if (first == null) {
+            return "";
+        }
+        StringBuilder s = new StringBuilder("; ").append(byStatus.values().stream().mapToInt(Integer::intValue).sum())
+                .append(" refused by the server (");
+        byStatus.forEach((status, n) -> s.append(status).append(": ").append(n).append(", "));
+        s.setLength(s.length() - 2);
+        return s.append("), e.g. client ").append(first.index()).append(" (").append(first.topic()).append(')')
+                .toString();
     }
 
     @Override

@@ -71,6 +71,8 @@ final class HttpPipeline implements AutoCloseable {
     private final int port;
     private final int depth;
     private final long timeoutNanos;
+    /** {@code Bearer <token>} on every request, or null; never logged. */
+    private final String authorization;
     private final EventLoopGroup group;
     private final EventLoop loop;
     private final Bootstrap bootstrap;
@@ -85,6 +87,12 @@ final class HttpPipeline implements AutoCloseable {
      *                    queues at most 256 per connection)
      */
     HttpPipeline(String host, int port, int connections, int depth, Duration requestTimeout) {
+        this(host, port, connections, depth, requestTimeout, null);
+    }
+
+    /** @param bearerToken sent as {@code Authorization: Bearer} on every request; null: none */
+    HttpPipeline(String host, int port, int connections, int depth, Duration requestTimeout, String bearerToken) {
+        this.authorization = bearerToken == null ? null : "Bearer " + bearerToken;
         this.host = host;
         this.port = port;
         this.depth = depth;
@@ -249,6 +257,9 @@ final class HttpPipeline implements AutoCloseable {
             }
             if (c.key != null) {
                 req.headers().set("Idempotency-Key", c.key);
+            }
+            if (authorization != null) {
+                req.headers().set(HttpHeaderNames.AUTHORIZATION, authorization);
             }
             c.sentNanos = System.nanoTime();
             sent.addLast(c);

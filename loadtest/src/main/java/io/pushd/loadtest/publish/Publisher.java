@@ -73,6 +73,11 @@ public final class Publisher implements AutoCloseable {
         return new TopicsApi(host, port, CONNECTIONS, DEPTH, REQUEST_TIMEOUT);
     }
 
+    /** As {@link #api(String, int)}, every request with {@code Authorization: Bearer bearerToken} (null: none). */
+    public static TopicsApi api(String host, int port, String bearerToken) {
+        return new TopicsApi(host, port, CONNECTIONS, DEPTH, REQUEST_TIMEOUT, bearerToken);
+    }
+
     /**
      * @param keyPrefix    makes the keys of this run unique (an external server remembers keys for 24 h)
      * @param maxRetryTime a publish not acknowledged this long after its first attempt is abandoned

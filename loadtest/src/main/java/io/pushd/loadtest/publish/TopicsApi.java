@@ -45,7 +45,12 @@ public final class TopicsApi implements AutoCloseable {
      * @param depth       requests pipelined on one connection before another one is used
      */
     public TopicsApi(String host, int port, int connections, int depth, Duration timeout) {
-        this.http = new HttpPipeline(host, port, connections, depth, timeout);
+        this(host, port, connections, depth, timeout, null);
+    }
+
+    /** @param bearerToken sent as {@code Authorization: Bearer} on every request (auth.mode jwt); null: none */
+    public TopicsApi(String host, int port, int connections, int depth, Duration timeout, String bearerToken) {
+        this.http = new HttpPipeline(host, port, connections, depth, timeout, bearerToken);
         this.timeout = timeout;
     }
 

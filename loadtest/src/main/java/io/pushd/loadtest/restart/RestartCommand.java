@@ -4,6 +4,7 @@ import io.pushd.client.Transport;
 import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.DurationConverter;
 import io.pushd.loadtest.RunOptions;
+import io.pushd.loadtest.auth.TokenOptions;
 import io.pushd.loadtest.fleet.FleetOptions;
 import io.pushd.loadtest.fleet.FleetSpec;
 import io.pushd.loadtest.server.RestartMode;
@@ -98,6 +99,9 @@ public final class RestartCommand implements Callable<Integer> {
     ServerOptions server;
 
     @Mixin
+    TokenOptions tokens;
+
+    @Mixin
     RunOptions run;
 
     @Override
@@ -105,7 +109,9 @@ public final class RestartCommand implements Callable<Integer> {
         FleetSpec fleetSpec = fleet.spec();
         RestartScenario.Plan plan = plan(fleetSpec);
         server.validate(true);
-        return new RestartScenario(plan, server, run, Commands.commandLine(spec), System.out).run() ? 0 : 1;
+        tokens.validate();
+        return new RestartScenario(plan, server, run, Commands.commandLine(spec), System.out)
+                .withTokens(tokens.mode()).run() ? 0 : 1;
     }
 
     private RestartScenario.Plan plan(FleetSpec fleetSpec) {

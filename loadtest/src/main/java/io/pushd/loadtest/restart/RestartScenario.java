@@ -3,6 +3,8 @@ package io.pushd.loadtest.restart;
 import io.pushd.client.Transport;
 import io.pushd.loadtest.Deadline;
 import io.pushd.loadtest.RunOptions;
+import io.pushd.loadtest.auth.TokenMode;
+import io.pushd.loadtest.auth.Tokens;
 import io.pushd.loadtest.fleet.ClientFleet;
 import io.pushd.loadtest.fleet.ClientRecord;
 import io.pushd.loadtest.fleet.FleetAudit;
@@ -57,6 +59,7 @@ final class RestartScenario {
     private final PrintStream out;
     private final Report report;
     private final String runId = ReportedRun.newRunId();
+    private TokenMode tokenMode = TokenMode.none;
 
     RestartScenario(Plan plan, ServerOptions serverOptions, RunOptions run, String commandLine, PrintStream out) {
         this.plan = plan;
@@ -66,6 +69,12 @@ final class RestartScenario {
         String modes = plan.modes().stream().map(RestartMode::label).collect(Collectors.joining(", "));
         this.report = new Report("restart", String.format(Locale.ROOT, "Restart with %,d %s clients (%s)",
                 plan.fleet().clients(), plan.transport() == Transport.SSE ? "SSE" : "WebSocket", modes), commandLine);
+    }
+
+    /** Clients and publisher carry tokens of {@code mode} (default none); before {@link #run}. */
+    RestartScenario withTokens(TokenMode mode) {
+        this.tokenMode = mode;
+        return this;
     }
 
     /** Runs, writes the report, prints the summary; true when every check passed. */
@@ -83,6 +92,7 @@ final class RestartScenario {
                 .setting("topics", f.topics())
                 .setting("ratePerSecond", plan.rate())
                 .setting("restarts", plan.modes().stream().map(RestartMode::label).toList())
+                .setting("tokenMode", tokenMode.name())
                 .setting("steadyMs", plan.steady().toMillis())
                 .setting("reconnectTimeoutMs", plan.reconnectTimeout().toMillis())
                 .setting("catchUpTimeoutMs", plan.catchUpTimeout().toMillis())
@@ -95,13 +105,19 @@ final class RestartScenario {
     private void execute(Deadline deadline) throws Exception {
         FleetSpec f = plan.fleet();
         List<String> topics = TopicsApi.topicNames("lt-" + runId, f.topics()); // fresh: nobody else publishes to them
-        try (ServerControl server = serverOptions.open(run.reportDir(), deadline, true)) {
+        // Valid well past the run's own bound, so no session expires (4001) during it.
+        try (Tokens tokens = Tokens.create(tokenMode, run.timeout().plusHours(1));
+             ServerControl server = serverOptions.open(run.reportDir(), deadline, true, tokens.serverSets())) {
             report.setting("server", server.describe());
+            report.setting("token", tokens.describe());
             out.println("server: " + server.describe());
             out.println("clients: " + f.clients() + " over " + plan.transport().label());
+            out.println("tokens: " + tokens.describe());
+            String[] clientTokens = tokens.forClients(f.clients(), topics);
+            ClientFleet.Customizer withTokens = Tokens.clientTokens(clientTokens);
             try (ClientFleet fleet = ClientFleet.start(f, server.host(), server.port(), topics, deadline,
-                    b -> b.transport(plan.transport()));
-                 TopicsApi api = Publisher.api(server.host(), server.port());
+                    (i, b) -> withTokens.apply(i, b.transport(plan.transport())));
+                 TopicsApi api = Publisher.api(server.host(), server.port(), tokens.forPublisher(topics));
                  Publisher publisher = new Publisher(api, topics, plan.rate(), "lt-" + runId,
                          PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                 report.setting("clientTransport", fleet.transport());
@@ -143,8 +159,10 @@ final class RestartScenario {
         publisher.disturbed(true);
         RestartTiming t = server.restart(mode, deadline);
         long trigger = t.triggeredNanos();
-        List<ClientRecord> missing = fleet.await(c -> c.firstConnectAfter(trigger) != ClientRecord.NONE,
-                plan.reconnectTimeout(), deadline);
+        // A client refused (401/403) after the restart will not get back in with its token: stop waiting for it.
+        List<ClientRecord> missing = fleet.await(c -> c.firstConnectAfter(trigger) != ClientRecord.NONE
+                || c.refusedSince(trigger), plan.reconnectTimeout(), deadline);
+        missing.removeIf(c -> c.firstConnectAfter(trigger) != ClientRecord.NONE);
         ReconnectStats s = ReconnectStats.of(trigger,
                 fleet.records().stream().mapToLong(c -> c.firstConnectAfter(trigger)).toArray());
         publisher.disturbed(false);
@@ -154,7 +172,7 @@ final class RestartScenario {
         deadline.sleep(plan.steady());
         long windowEnd = System.nanoTime(); // the next restart (or the end) follows at once
         String name = "restart " + (i + 1) + " (" + mode.label() + ")";
-        reconnectChecks(name, t, s);
+        reconnectChecks(name, t, s, ClientRecord.refusals(missing, trigger));
         Map<Integer, Integer> closeCodes = new TreeMap<>();
         List<Long> hints = new ArrayList<>();
         for (ClientRecord c : fleet.records()) {
@@ -176,9 +194,9 @@ final class RestartScenario {
         chart(name, t, s);
     }
 
-    private void reconnectChecks(String name, RestartTiming t, ReconnectStats s) {
+    private void reconnectChecks(String name, RestartTiming t, ReconnectStats s, String refusals) {
         report.check(name + ": every client reconnected", s.reconnected() == s.clients(), String.format(Locale.ROOT,
-                "%d/%d within %d s", s.reconnected(), s.clients(), plan.reconnectTimeout().toSeconds()));
+                "%d/%d within %d s", s.reconnected(), s.clients(), plan.reconnectTimeout().toSeconds()) + refusals);
         report.check(name + ": reconnects spread over ≥ " + fmtS(plan.minSpread().toMillis()),
                 s.reconnected() > 0 && s.spreadMs() >= plan.minSpread().toMillis(),
                 String.format(Locale.ROOT, "first→last %.2f s (first at %.2f s, last at %.2f s after the trigger)",

@@ -68,7 +68,19 @@ public final class ServerOptions {
     /** Validates (see {@link #validate}) and starts (or attaches to) the server. */
     public ServerControl open(Path logDir, Deadline deadline, boolean needsRestart)
             throws IOException, InterruptedException {
+        return open(logDir, deadline, needsRestart, List.of());
+    }
+
+    /**
+     * As {@link #open(Path, Deadline, boolean)}, a started server also getting {@code extraSets}
+     * (after {@code --server-set}, e.g. the auth settings of {@code --token}); not for {@code --url}.
+     */
+    public ServerControl open(Path logDir, Deadline deadline, boolean needsRestart, List<String> extraSets)
+            throws IOException, InterruptedException {
         validate(needsRestart);
+        if (url != null && !extraSets.isEmpty()) {
+            throw new IllegalStateException("server settings " + extraSets + " cannot be given to an external server");
+        }
         if (url != null) {
             URI base = checkedUrl(url);
             Files.createDirectories(logDir);
@@ -76,7 +88,9 @@ public final class ServerOptions {
             server.awaitReady(deadline);
             return server;
         }
-        return ManagedServer.start(resolveJar(), null, logDir, serverSets, deadline);
+        List<String> sets = new ArrayList<>(serverSets);
+        sets.addAll(extraSets);
+        return ManagedServer.start(resolveJar(), null, logDir, sets, deadline);
     }
 
     private URI checkedUrl(URI u) {

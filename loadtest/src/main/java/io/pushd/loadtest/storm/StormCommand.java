@@ -8,6 +8,8 @@ import io.pushd.loadtest.DurationConverter;
 import io.pushd.loadtest.OptionDefaults;
 import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.RunOptions;
+import io.pushd.loadtest.auth.TokenOptions;
+import io.pushd.loadtest.auth.Tokens;
 import io.pushd.loadtest.fleet.ClientFleet;
 import io.pushd.loadtest.fleet.ClientRecord;
 import io.pushd.loadtest.fleet.FleetAudit;
@@ -107,6 +109,9 @@ public final class StormCommand implements Callable<Integer> {
     ServerOptions server;
 
     @Mixin
+    TokenOptions tokens;
+
+    @Mixin
     RunOptions run;
 
     /** 2,000 clients, connected at 400/s so the initial connect stays under the handshake limit. */
@@ -153,6 +158,7 @@ public final class StormCommand implements Callable<Integer> {
             sets.setValue(withLimit);
         }
         server.validate(true);
+        tokens.validate();
         return new Run(f, Commands.commandLine(spec), System.out).run() ? 0 : 1;
     }
 
@@ -203,7 +209,8 @@ public final class StormCommand implements Callable<Integer> {
                     .setting("steadyMs", steady.toMillis())
                     .setting("phaseTimeoutMs", phaseTimeout.toMillis())
                     .setting("clientThreads", f.clientThreads())
-                    .setting("connectRate", f.connectRate()), run, runId);
+                    .setting("connectRate", f.connectRate())
+                    .setting("tokenMode", tokens.mode().name()), run, runId);
             return ReportedRun.run(report, run, deadline, out, log, this::execute);
         }
 
@@ -214,13 +221,17 @@ public final class StormCommand implements Callable<Integer> {
                     PushClientOptions.DEFAULT_MAX_DELAY, PushClientOptions.DEFAULT_MAX_HINT, null);
             Backoff switching = (attempt, hint) -> noJitter.get() ? fixed.nextDelay(attempt, hint)
                     : jittered.nextDelay(attempt, hint);
-            try (ServerControl srv = server.open(run.reportDir(), deadline, true)) {
+            try (Tokens keys = Tokens.create(tokens.mode(), run.timeout().plusHours(1));
+                 ServerControl srv = server.open(run.reportDir(), deadline, true, keys.serverSets())) {
                 report.setting("server", srv.describe());
+                report.setting("token", keys.describe());
                 out.println("server: " + srv.describe());
+                out.println("tokens: " + keys.describe());
+                String[] clientTokens = keys.forClients(f.clients(), topics);
                 long c0 = System.nanoTime();
                 try (ClientFleet clients = ClientFleet.start(f, srv.host(), srv.port(), topics, deadline,
-                        b -> b.backoff(switching));
-                     TopicsApi api = Publisher.api(srv.host(), srv.port());
+                        Tokens.clientTokens(clientTokens).andThen(b -> b.backoff(switching)));
+                     TopicsApi api = Publisher.api(srv.host(), srv.port(), keys.forPublisher(topics));
                      Publisher publisher = new Publisher(api, topics, rate, "st-" + runId,
                              PUBLISH_RETRY_TIMEOUT, MAX_IN_FLIGHT)) {
                     report.setting("clientTransport", clients.transport());
