@@ -5,7 +5,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.socket.ServerSocketChannel;
@@ -13,7 +12,6 @@ import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.admission.ClientAddress;
 import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.auth.AccessControl;
-import io.pushd.server.auth.AuthConfig;
 import io.pushd.server.tls.ReloadingSslContext;
 import io.pushd.server.pipeline.AdminInitializer;
 import io.pushd.server.config.ServerConfig;
@@ -39,7 +37,6 @@ import io.pushd.server.history.Publisher;
 import io.pushd.server.topic.TopicHub;
 import com.sun.management.UnixOperatingSystemMXBean;
 import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.nio.file.Path;
@@ -104,22 +101,11 @@ public final class PushServer implements AutoCloseable {
         // keys and certificate first, off the event loops: a broken file stops the start before anything opens
         this.metrics = new ServerMetrics();
         this.access = AccessControl.start(config.authConfig(), Clock.systemUTC(), metrics::authDenied);
-        try {
-            this.tls = config.tls().enabled() ? ReloadingSslContext.start(config.tls()) : null;
-        } catch (RuntimeException e) {
-            access.close();
-            throw e;
-        }
+        this.tls = startTls(config, access);
         ServerConfig.Store sc = config.store();
         this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
                 sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
-        RedisHistory shared = null;
-        try {
-            shared = config.cluster().enabled() ? new RedisHistory(config) : null;
-        } catch (RuntimeException e) {
-            store.close();
-            throw e;
-        }
+        RedisHistory shared = openSharedHistory(config, store);
         this.history = shared != null ? shared : store;
         this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics);
         Sequencer sequencer = shared != null ? shared.sequencer(sc)
@@ -131,24 +117,16 @@ public final class PushServer implements AutoCloseable {
                 PUBLISH_QUEUE_CAPACITY);
         metrics.gaugePerTransport("push.connections", "open WebSocket connections and SSE streams", sessions::size);
         registerStoreGauges(clock);
-        this.housekeeping = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "push-housekeeping");
-            t.setDaemon(true);
-            return t;
-        });
+        this.housekeeping = Executors.newSingleThreadScheduledExecutor(PushServer::housekeepingThread);
         long every = sc.retentionCheckInterval().toMillis();
         housekeeping.scheduleWithFixedDelay(this::enforceRetention, every, every, TimeUnit.MILLISECONDS);
         this.connectionCount = new ConnectionCountCheckpoint(Path.of(sc.dataDir()));
         int expectedClients = connectionCount.read();
 
         Transport chosen = Transport.choose(config.server().transport());
-        IoHandlerFactory io = chosen.io();
         Class<? extends ServerSocketChannel> channelType = chosen.serverChannel();
-        String transport = chosen.name();
-        int ioThreads = config.server().ioThreads() == 0
-                ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
-        this.bossGroup = new MultiThreadIoEventLoopGroup(1, io);
-        this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads, io);
+        this.bossGroup = new MultiThreadIoEventLoopGroup(1, chosen.io());
+        this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads(config), chosen.io());
         this.hints = RetryHints.of(config);
         this.admission = new AdmissionControl(config.limits(), hints);
         if (config.reconnect().rampAfterStart() && expectedClients >= RAMP_MIN_CLIENTS) {
@@ -159,12 +137,7 @@ public final class PushServer implements AutoCloseable {
         ServerContext context = new ServerContext(config, history, publisher, lifecycle, clientAddress, metrics,
                 new SessionContext(config.limits(), history, hub, lifecycle, hints, admission, sessions, metrics,
                         access));
-        long openFiles = openFileLimit();
-        this.tcpConnections = ConnectionLimiter.of(config.limits(), openFiles, clientAddress);
-        metrics.gauge("push.tcp.connections", "open TCP connections of every kind", null, tcpConnections,
-                ConnectionLimiter::connections);
-        log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", tcpConnections.maxTotal(),
-                tcpConnections.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
+        this.tcpConnections = tcpCaps(config, clientAddress, metrics);
         try {
             this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
                     config.server().port());
@@ -177,36 +150,59 @@ public final class PushServer implements AutoCloseable {
         housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(sessions.size()),
                 CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         lifecycle.advanceTo(ServerState.READY);
-        long startupMillis = (System.nanoTime() - t0) / 1_000_000;
+        logReady(chosen.name(), (System.nanoTime() - t0) / 1_000_000);
+        AccessControl.warnIfOpen(config.auth().mode(), config.server().host(), config.security().publishAllowedFrom());
+    }
+
+    /** The TLS context when {@code tls.*} is set, else null; closes {@code access} when it cannot start. */
+    private static ReloadingSslContext startTls(ServerConfig config, AccessControl access) {
+        try {
+            return config.tls().enabled() ? ReloadingSslContext.start(config.tls()) : null;
+        } catch (RuntimeException e) {
+            access.close();
+            throw e;
+        }
+    }
+
+    /** {@code server.ioThreads}, where 0 means two per core. */
+    private static int ioThreads(ServerConfig config) {
+        return config.server().ioThreads() == 0
+                ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
+    }
+
+    /** The shared history of cluster mode, or null for a single node; closes the store when it cannot open. */
+    private static RedisHistory openSharedHistory(ServerConfig config, ChronicleEventStore store) {
+        try {
+            return config.cluster().enabled() ? new RedisHistory(config) : null;
+        } catch (RuntimeException e) {
+            store.close();
+            throw e;
+        }
+    }
+
+    private static Thread housekeepingThread(Runnable r) {
+        Thread t = new Thread(r, "push-housekeeping");
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** The caps on TCP connections of every kind, derived from the open-file limit where not configured. */
+    private static ConnectionLimiter tcpCaps(ServerConfig config, ClientAddress clientAddress, ServerMetrics metrics) {
+        long openFiles = openFileLimit();
+        ConnectionLimiter caps = ConnectionLimiter.of(config.limits(), openFiles, clientAddress);
+        metrics.gauge("push.tcp.connections", "open TCP connections of every kind", null, caps,
+                ConnectionLimiter::connections);
+        log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", caps.maxTotal(),
+                caps.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
+        return caps;
+    }
+
+    private void logReady(String transport, long startupMillis) {
         log.info("push server ready on {} ({}{}), epoch {}, {} events recovered in {} ms{}",
                 serverChannel.localAddress(), transport, tls == null ? "" : ", TLS",
                 history == store ? store.epoch() : "per topic (cluster mode, in Redis)",
                 store.recoveredEvents(), startupMillis,
                 adminChannel == null ? "" : "; metrics and probes on " + adminChannel.localAddress());
-        warnIfOpen(config);
-    }
-
-    /** Mode none beyond loopback: anyone who reaches the port subscribes to every topic. */
-    private static void warnIfOpen(ServerConfig config) {
-        if (config.auth().mode() != AuthConfig.Mode.NONE || isLoopback(config.server().host())) {
-            return;
-        }
-        log.warn("auth.mode is none and the server listens on {} (beyond loopback): anyone who reaches it may "
-                + "subscribe to every topic and replay its history; publishing is allowed only from {}. "
-                + "Set auth.mode: jwt (see the README's Access control section) or server.host: 127.0.0.1",
-                config.server().host(), config.security().publishAllowedFrom());
-    }
-
-    private static boolean isLoopback(String host) {
-        if (host.equals("localhost")) {
-            return true;
-        }
-        byte[] addr = io.netty.util.NetUtil.createByteArrayFromIpAddressString(host);
-        try {
-            return addr != null && InetAddress.getByAddress(addr).isLoopbackAddress();
-        } catch (java.net.UnknownHostException e) {
-            return false;
-        }
     }
 
     private void registerStoreGauges(TimeProvider clock) {

@@ -198,4 +198,27 @@ public final class AccessControl implements AutoCloseable {
             keys.close();
         }
     }
+
+    /** Mode none beyond loopback: anyone who reaches the port subscribes to every topic (one WARN at start). */
+    public static void warnIfOpen(AuthConfig.Mode mode, String host, java.util.List<String> publishAllowedFrom) {
+        if (mode != AuthConfig.Mode.NONE || isLoopback(host)) {
+            return;
+        }
+        log.warn("auth.mode is none and the server listens on {} (beyond loopback): anyone who reaches it may "
+                + "subscribe to every topic and replay its history; publishing is allowed only from {}. "
+                + "Set auth.mode: jwt (see the README's Access control section) or server.host: 127.0.0.1",
+                host, publishAllowedFrom);
+    }
+
+    private static boolean isLoopback(String host) {
+        if (host.equals("localhost")) {
+            return true;
+        }
+        byte[] addr = io.netty.util.NetUtil.createByteArrayFromIpAddressString(host);
+        try {
+            return addr != null && InetAddress.getByAddress(addr).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
 }
