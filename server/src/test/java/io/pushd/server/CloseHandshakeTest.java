@@ -1,5 +1,6 @@
 package io.pushd.server;
 
+import io.pushd.server.config.Limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
@@ -308,7 +309,7 @@ class CloseHandshakeTest {
         }
     }
 
-    private static ServerConfig.Limits inboundLimit(ServerConfig c, int perSecond) {
+    private static Limits inboundLimit(ServerConfig c, int perSecond) {
         return c.limits().toBuilder().maxInboundMessagesPerSecond(perSecond).permessageDeflate(false).build();
     }
 }

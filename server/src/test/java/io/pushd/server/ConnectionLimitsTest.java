@@ -1,5 +1,6 @@
 package io.pushd.server;
 
+import io.pushd.server.config.Limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pushd.server.config.ServerConfig;
@@ -36,7 +37,7 @@ class ConnectionLimitsTest {
     PushServer server;
     final List<Socket> sockets = new ArrayList<>();
 
-    private void start(UnaryOperator<ServerConfig.Limits> tweak) throws Exception {
+    private void start(UnaryOperator<Limits> tweak) throws Exception {
         ServerConfig c = TestServers.config(dataDir);
         server = TestServers.start(c.withLimits(tweak.apply(c.limits())));
     }

@@ -1,5 +1,6 @@
 package io.pushd.server;
 
+import io.pushd.server.config.Limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -46,7 +47,7 @@ class LimitsTest {
         }
     }
 
-    private static ServerConfig.Limits limits(ServerConfig c, int maxConnections, int maxPerIp, int handshakesPerSecond,
+    private static Limits limits(ServerConfig c, int maxConnections, int maxPerIp, int handshakesPerSecond,
                                               Duration handshakeTimeout, Duration slowConsumer, int inboundPerSecond) {
         return c.limits().toBuilder().maxConnections(maxConnections).maxConnectionsPerIp(maxPerIp)
                 .maxHandshakesPerSecond(handshakesPerSecond).handshakeTimeout(handshakeTimeout)

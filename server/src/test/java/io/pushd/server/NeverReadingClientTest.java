@@ -1,5 +1,6 @@
 package io.pushd.server;
 
+import io.pushd.server.config.Limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.util.internal.PlatformDependent;
@@ -38,12 +39,12 @@ class NeverReadingClientTest {
     Path dataDir;
     PushServer server;
 
-    private void start(ServerConfig.Limits limits) throws Exception {
+    private void start(Limits limits) throws Exception {
         ServerConfig c = TestServers.config(dataDir);
         server = TestServers.start(c.withLimits(limits));
     }
 
-    private static ServerConfig.Limits limits(Duration slowConsumerTimeout) {
+    private static Limits limits(Duration slowConsumerTimeout) {
         // pings are not what the inbound rate limit is tested with here: backpressure alone must hold
         return ServerConfig.defaults().limits().toBuilder().slowConsumerTimeout(slowConsumerTimeout)
                 .maxInboundMessagesPerSecond(1_000_000).permessageDeflate(false).build();

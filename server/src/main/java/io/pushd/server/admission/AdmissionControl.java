@@ -1,5 +1,6 @@
 package io.pushd.server.admission;
 
+import io.pushd.server.config.Limits;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.RetryHints;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,7 +37,7 @@ public final class AdmissionControl {
     private final ConcurrentHashMap<String, AtomicInteger> perIp = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, AtomicInteger> perSubject = new ConcurrentHashMap<>();
 
-    public AdmissionControl(ServerConfig.Limits limits, RetryHints hints) {
+    public AdmissionControl(Limits limits, RetryHints hints) {
         this.maxConnections = limits.maxConnections();
         this.maxPerIp = limits.maxConnectionsPerIp();
         this.maxPerSubject = limits.maxConnectionsPerSubject();

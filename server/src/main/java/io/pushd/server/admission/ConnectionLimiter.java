@@ -1,5 +1,6 @@
 package io.pushd.server.admission;
 
+import io.pushd.server.config.Limits;
 import io.pushd.server.config.ServerConfig;
 import java.net.InetAddress;
 import java.util.concurrent.ConcurrentHashMap;
@@ -38,7 +39,7 @@ public final class ConnectionLimiter {
      * process's RLIMIT_NOFILE, or -1 when unknown): all of it but a reserve of 5 % (at least 256)
      * in all, and 90 % of that per address.
      */
-    public static ConnectionLimiter of(ServerConfig.Limits limits, long openFileLimit, ClientAddress proxies) {
+    public static ConnectionLimiter of(Limits limits, long openFileLimit, ClientAddress proxies) {
         long byDescriptors = openFileLimit <= 0 ? Integer.MAX_VALUE
                 : Math.max(1, openFileLimit - Math.max(MIN_RESERVE, openFileLimit / 20));
         int maxTotal = (int) Math.min(Integer.MAX_VALUE, limits.maxTcpConnections() == 0 ? byDescriptors

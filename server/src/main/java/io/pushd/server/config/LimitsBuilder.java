@@ -3,7 +3,7 @@ package io.pushd.server.config;
 import java.time.Duration;
 
 /**
- * A changed copy of a {@link ServerConfig.Limits}, from {@link ServerConfig.Limits#toBuilder()}: the
+ * A changed copy of a {@link Limits}, from {@link Limits#toBuilder()}: the
  * record has too many components to spell out at every call site, and adding one must not touch them.
  */
 public final class LimitsBuilder {
@@ -25,7 +25,7 @@ public final class LimitsBuilder {
     private int maxTopics;
     private int maxConnectionsPerSubject;
 
-    LimitsBuilder(ServerConfig.Limits from) {
+    LimitsBuilder(Limits from) {
         maxPublishBytes = from.maxPublishBytes();
         maxFrameBytes = from.maxFrameBytes();
         maxTopicsPerConnection = from.maxTopicsPerConnection();
@@ -125,8 +125,8 @@ public final class LimitsBuilder {
     }
 
     /** @throws ConfigException like the record's constructor, naming the first key out of range */
-    public ServerConfig.Limits build() {
-        return new ServerConfig.Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections, maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout, httpMaxConnectionAge, maxTopics,
+    public Limits build() {
+        return new Limits(maxPublishBytes, maxFrameBytes, maxTopicsPerConnection, maxConnections, maxConnectionsPerIp, maxHandshakesPerSecond, handshakeTimeout, slowConsumerTimeout, maxInboundMessagesPerSecond, permessageDeflate, maxTcpConnections, maxTcpConnectionsPerAddress, httpIdleTimeout, httpMaxConnectionAge, maxTopics,
                 maxConnectionsPerSubject);
     }
 }

@@ -1,5 +1,6 @@
 package io.pushd.server.pipeline;
 
+import io.pushd.server.config.Limits;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -65,7 +66,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         this.tls = tls;
         this.connectionLimit = new ConnectionLimitFilter(connections, server.metrics());
         WebAssets.get(); // read the browser files now: a jar without them fails here, not at the first request
-        ServerConfig.Limits limits = server.config().limits();
+        Limits limits = server.config().limits();
         this.wsConfig = WebSocketServerProtocolConfig.newBuilder()
                 .websocketPath(LiveUpgradeGate.PATH)
                 .checkStartsWith(true) // the path carries a query
@@ -97,7 +98,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     /** The HTTP pipeline every connection starts with, after the accept-time filter. */
     void initHttp(ChannelPipeline p) {
-        ServerConfig.Limits limits = server.config().limits();
+        Limits limits = server.config().limits();
         p.addLast(HandlerNames.BACKPRESSURE, new BackpressureHandler());
         p.addLast(HandlerNames.FLUSH_CONSOLIDATION, new FlushConsolidationHandler(EXPLICIT_FLUSH_AFTER_FLUSHES, false));
         p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
@@ -116,7 +117,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
      * aggregator.
      */
     void upgradeToWebSocket(ChannelHandlerContext httpApi, FullHttpRequest upgrade) {
-        ServerConfig.Limits limits = server.config().limits();
+        Limits limits = server.config().limits();
         ChannelPipeline p = httpApi.pipeline();
         p.remove(HandlerNames.HTTP_KEEPALIVE);
         p.remove(HandlerNames.HTTP_REQUEST_TIMEOUT);

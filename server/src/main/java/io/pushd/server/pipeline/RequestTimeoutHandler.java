@@ -1,5 +1,6 @@
 package io.pushd.server.pipeline;
 
+import io.pushd.server.config.Limits;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
@@ -43,7 +44,7 @@ final class RequestTimeoutHandler extends ChannelDuplexHandler {
     private ScheduledFuture<?> timer;
     private ScheduledFuture<?> unwritableTimer;
 
-    RequestTimeoutHandler(ServerConfig.Limits limits) {
+    RequestTimeoutHandler(Limits limits) {
         this.firstRequestNanos = limits.handshakeTimeout().toNanos();
         this.idleNanos = limits.httpIdleTimeout().toNanos();
         this.maxAgeNanos = limits.httpMaxConnectionAge().toNanos();

@@ -1,5 +1,6 @@
 package io.pushd.server.session;
 
+import io.pushd.server.config.Limits;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.auth.AccessControl;
 import io.pushd.server.auth.AuthConfig;
@@ -18,12 +19,12 @@ import io.pushd.server.topic.TopicHub;
  * @param registry the admitted sessions, which the drain closes
  * @param access   in-band subscribes and token refreshes are decided here
  */
-public record SessionContext(ServerConfig.Limits limits, EventHistory history, TopicHub hub, Lifecycle lifecycle,
+public record SessionContext(Limits limits, EventHistory history, TopicHub hub, Lifecycle lifecycle,
                              RetryHints hints, AdmissionControl admission, Sessions registry,
                              ServerMetrics metrics, AccessControl access) {
 
     /** Without access control (auth.mode none), for tests of other parts. */
-    public SessionContext(ServerConfig.Limits limits, EventHistory history, TopicHub hub, Lifecycle lifecycle,
+    public SessionContext(Limits limits, EventHistory history, TopicHub hub, Lifecycle lifecycle,
                           RetryHints hints, AdmissionControl admission, Sessions registry, ServerMetrics metrics) {
         this(limits, history, hub, lifecycle, hints, admission, registry, metrics,
                 AccessControl.start(AuthConfig.defaults(), Clock.systemUTC(), reason -> { }));

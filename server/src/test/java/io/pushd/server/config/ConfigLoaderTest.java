@@ -59,7 +59,7 @@ class ConfigLoaderTest {
         assertThat(c.server().host()).isEqualTo(ServerConfig.Server.DEFAULT_HOST);
         assertThat(c.store().retentionAge()).isEqualTo(Duration.ofHours(2));
         assertThat(c.store().retentionCount()).isEqualTo(ServerConfig.Store.DEFAULT_RETENTION_COUNT);
-        assertThat(c.limits()).isEqualTo(ServerConfig.Limits.defaults());
+        assertThat(c.limits()).isEqualTo(Limits.defaults());
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.pushd.server.lifecycle;
 
+import io.pushd.server.config.Limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
@@ -55,8 +56,8 @@ class DrainerTest {
     final Lifecycle lifecycle = new Lifecycle();
     final RetryHints hints = new RetryHints(Duration.ofSeconds(5), 1000);
     final Sessions sessions = new Sessions();
-    final SessionContext context = new SessionContext(ServerConfig.Limits.defaults(), null, null, lifecycle, hints,
-            new AdmissionControl(ServerConfig.Limits.defaults(), hints), sessions, new ServerMetrics());
+    final SessionContext context = new SessionContext(Limits.defaults(), null, null, lifecycle, hints,
+            new AdmissionControl(Limits.defaults(), hints), sessions, new ServerMetrics());
     final AtomicInteger expectedBack = new AtomicInteger(-1);
 
     @AfterEach

@@ -1,5 +1,6 @@
 package io.pushd.server.pipeline;
 
+import io.pushd.server.config.Limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.Unpooled;
@@ -61,12 +62,12 @@ class LiveSessionHandlerTest {
         }
     }
 
-    private EmbeddedChannel upgraded(UnaryOperator<ServerConfig.Limits> limits) {
+    private EmbeddedChannel upgraded(UnaryOperator<Limits> limits) {
         return upgraded(limits, false);
     }
 
     /** With {@code wsHandlers}, the close and rate handlers sit before the session, as in the pipeline. */
-    private EmbeddedChannel upgraded(UnaryOperator<ServerConfig.Limits> limits, boolean wsHandlers) {
+    private EmbeddedChannel upgraded(UnaryOperator<Limits> limits, boolean wsHandlers) {
         ServerConfig d = ServerConfig.defaults();
         ServerConfig config = d.withLimits(limits.apply(d.limits()));
         store = new ChronicleEventStore(dataDir, Duration.ofHours(1), 100, Duration.ofHours(1), false,
