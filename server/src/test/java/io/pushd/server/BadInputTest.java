@@ -131,6 +131,24 @@ class BadInputTest {
     }
 
     @Test
+    void a413ReachesAClientWhoseOversizedBodyIsStillUnreadWhenTheServerCloses() throws Exception {
+        // The body's bytes sit unread in the server's receive buffer when it answers; a plain close would
+        // send RST, and the client's kernel would drop the 413 before the client read it.
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(5_000);
+            byte[] body = new byte[200 * 1024];
+            java.util.Arrays.fill(body, (byte) 'x');
+            s.getOutputStream().write(("POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + body.length + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            s.getOutputStream().write(body);
+            s.getOutputStream().flush();
+            Thread.sleep(300); // the server has answered and ended its side by now
+            String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(answer).startsWith("HTTP/1.1 413").contains("payload_too_large").containsIgnoringCase("connection: close");
+        }
+    }
+
+    @Test
     void wrongMethodsAre405WithAllow() {
         Http.Response r = Http.send(post(port, "/v1/topics/t/events").PUT(HttpRequest.BodyPublishers.noBody())
                 .build());

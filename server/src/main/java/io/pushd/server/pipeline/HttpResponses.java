@@ -1,7 +1,6 @@
 package io.pushd.server.pipeline;
 
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -59,7 +58,17 @@ final class HttpResponses {
     static void send(ChannelHandlerContext ctx, FullHttpResponse res, boolean close) {
         if (close) {
             res.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(res).addListener(ChannelFutureListener.CLOSE);
+            if (ctx.pipeline().get(HandlerNames.HTTP_KEEPALIVE) != null) {
+                // it would close the socket right after this answer, unread input and all (a RST)
+                ctx.pipeline().remove(HandlerNames.HTTP_KEEPALIVE);
+            }
+            ctx.writeAndFlush(res).addListener(done -> {
+                if (done.isSuccess()) {
+                    LingeringClose.close(ctx.channel()); // FIN, drain, close: no RST overtakes the answer
+                } else {
+                    ctx.channel().close();
+                }
+            });
         } else {
             ctx.writeAndFlush(res);
         }
