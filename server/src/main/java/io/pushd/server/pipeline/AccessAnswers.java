@@ -1,11 +1,16 @@
 package io.pushd.server.pipeline;
 
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.AttributeKey;
 import io.pushd.server.auth.AccessDecision;
 import io.pushd.server.auth.Grant;
+import io.pushd.protocol.ClientMessage;
+import io.pushd.server.metrics.ServerMetrics;
+import java.util.List;
 
 /**
  * The HTTP side of {@code AccessControl}: the JSON 401/403 of a refusal, and the channel attribute
@@ -27,5 +32,22 @@ final class AccessAnswers {
             res.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, d.wwwAuthenticate());
         }
         return res;
+    }
+
+    /**
+     * The check every subscription gate makes before its stream starts: the request's token must cover
+     * every topic. A refusal is answered here (401/403, then close) and counted for {@code transport};
+     * returns null then. A browser sees the status (a close code after the upgrade would hide why).
+     */
+    static AccessDecision subscribe(ServerContext server, ChannelHandlerContext ctx, FullHttpRequest req,
+                                    List<ClientMessage.Subscribe> topics, String transport) {
+        AccessDecision access = server.sessions().access().subscribe(req.headers().get(HttpHeaderNames.AUTHORIZATION),
+                req.uri(), topics.stream().map(ClientMessage.Subscribe::topic).toList());
+        if (access.allowed()) {
+            return access;
+        }
+        server.metrics().handshake(ServerMetrics.Handshake.REFUSED_UNAUTHORIZED, transport);
+        HttpResponses.send(ctx, refusal(access), true);
+        return null;
     }
 }

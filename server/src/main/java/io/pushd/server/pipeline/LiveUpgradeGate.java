@@ -64,12 +64,8 @@ final class LiveUpgradeGate {
                     true);
             return false;
         }
-        // before the upgrade: a browser sees the 401/403 status (a close code after it would hide why)
-        AccessDecision access = server.sessions().access().subscribe(req.headers().get(HttpHeaderNames.AUTHORIZATION),
-                req.uri(), subscriptions.stream().map(ClientMessage.Subscribe::topic).toList());
-        if (!access.allowed()) {
-            server.metrics().handshake(ServerMetrics.Handshake.REFUSED_UNAUTHORIZED);
-            HttpResponses.send(ctx, AccessAnswers.refusal(access), true);
+        AccessDecision access = AccessAnswers.subscribe(server, ctx, req, subscriptions, "websocket");
+        if (access == null) {
             return false;
         }
         if (!server.lifecycle().isServing()) {

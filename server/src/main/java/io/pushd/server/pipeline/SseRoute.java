@@ -62,12 +62,9 @@ final class SseRoute {
             refuse(ctx, req, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()));
             return false;
         }
-        // A missing or bad token can never succeed by retrying: 401/403 (EventSource then gives up, as it should)
-        AccessDecision access = server.sessions().access().subscribe(req.headers().get(HttpHeaderNames.AUTHORIZATION),
-                req.uri(), topics.stream().map(ClientMessage.Subscribe::topic).toList());
-        if (!access.allowed()) {
-            server.metrics().handshake(ServerMetrics.Handshake.REFUSED_UNAUTHORIZED, TRANSPORT);
-            HttpResponses.send(ctx, AccessAnswers.refusal(access), true);
+        // a missing or bad token can never succeed by retrying: 401/403 (EventSource then gives up, as it should)
+        AccessDecision access = AccessAnswers.subscribe(server, ctx, req, topics, TRANSPORT);
+        if (access == null) {
             return false;
         }
         if (!server.lifecycle().isServing()) {
