@@ -6,17 +6,23 @@ import io.lettuce.core.StreamMessage;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.history.EventHistory;
 import io.pushd.server.history.TopicRange;
+import io.pushd.server.store.ReplayCache;
 import io.pushd.server.topic.TopicHub;
 import java.nio.charset.StandardCharsets;
 import io.lettuce.core.KeyValue;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
+import net.openhft.chronicle.core.time.SystemTimeProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,12 +36,24 @@ import org.slf4j.LoggerFactory;
  * stream first, so subscriptions keep their rule "live only at lastSeq + 1, else read the store".
  * The same backfill runs after every reconnect to Redis and once a second for every topic, for a
  * message lost with nothing after it.
+ *
+ * <p>Reads never wait for Redis. The applier appends every event it applies to the node's
+ * {@link ReplayCache} (a Chronicle Queue under {@code store.dataDir}) before it fans it out, and
+ * keeps the newest few in the topic's {@link TopicLog} ring; {@link #read} serves from those two
+ * or answers {@link #NOT_AT_HAND}, and {@link #fetch} reads a page of the stream asynchronously,
+ * hands it to the caller and has the applier append it to the cache.
  */
 public final class RedisHistory implements EventHistory {
 
     private static final Logger log = LoggerFactory.getLogger(RedisHistory.class);
-    /** Recent events kept in memory per topic, served without a round trip. */
+    /** Recent events kept in memory per topic without a replay cache: then the only local copy. */
     static final int RING = 1024;
+    /**
+     * With the replay cache, the ring is only the hot tail: the reads a live subscriber makes when
+     * an offer found it unwritable or mid-replay, a few events behind the head, cost no lookup in
+     * the queue; and a followed topic holds 64 events of heap instead of 1,024 (the rest is on disk).
+     */
+    static final int HOT_TAIL = 64;
     private static final int PAGE = 256;
     private static final long RESYNC_EVERY_MILLIS = 1000;
 
@@ -43,6 +61,15 @@ public final class RedisHistory implements EventHistory {
     private final ScheduledExecutorService applier;
     private final RedisLink redis;
     private final java.time.Duration timeout;
+    /** Null when it could not be opened: then the ring and Redis serve every read. */
+    private final ReplayCache cache;
+    /** Pages read from Redis for readers ({@link #fetch}): what the replay cache saves. */
+    private final LongAdder pageReads = new LongAdder();
+    /** {@code limits.maxTopics}: how many topics this node holds state of (followed or published through it). */
+    private final int maxTopics;
+    /** The topics this node followed or published to; bounded by {@link #maxTopics} for publishes. */
+    private final java.util.Set<String> held = ConcurrentHashMap.newKeySet();
+    private volatile boolean topicLimitLogged;
     private volatile Thread applierThread;
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
@@ -50,6 +77,10 @@ public final class RedisHistory implements EventHistory {
     /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
     public RedisHistory(ServerConfig config) {
         timeout = config.cluster().redisTimeout();
+        maxTopics = config.limits().maxTopics();
+        ServerConfig.Store store = config.store();
+        cache = ReplayCache.open(cacheDir(config), store.retentionAge(), store.retentionCount(), store.minFreeBytes(),
+                SystemTimeProvider.INSTANCE);
         applier = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "push-redis-apply");
             t.setDaemon(true);
@@ -60,9 +91,29 @@ public final class RedisHistory implements EventHistory {
             redis = new RedisLink(config.cluster(), this::onMessage, () -> applier.execute(this::resyncAll));
         } catch (RuntimeException e) {
             applier.shutdownNow();
+            if (cache != null) {
+                cache.close();
+            }
             throw e;
         }
         applier.scheduleWithFixedDelay(this::resyncAll, RESYNC_EVERY_MILLIS, RESYNC_EVERY_MILLIS, TimeUnit.MILLISECONDS);
+        if (cache != null) {
+            long every = store.retentionCheckInterval().toMillis();
+            applier.scheduleWithFixedDelay(this::enforceCacheRetention, every, every, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The node's replay cache: {@code <store.dataDir>/cluster-cache}, beside the (unused) single-node log. */
+    static Path cacheDir(ServerConfig config) {
+        return Path.of(config.store().dataDir()).resolve("cluster-cache");
+    }
+
+    private void enforceCacheRetention() {
+        try {
+            cache.enforceRetention();
+        } catch (RuntimeException e) {
+            log.warn("cluster: replay cache retention failed", e);
+        }
     }
 
     /** The fan-out this history feeds; set once, before the server takes connections. */
@@ -72,7 +123,7 @@ public final class RedisHistory implements EventHistory {
 
     /** The sequencer that stores through this history's Redis. */
     public RedisSequencer sequencer(ServerConfig.Store store) {
-        return new RedisSequencer(redis, this, store, timeout);
+        return new RedisSequencer(redis, this, store, timeout, maxTopics);
     }
 
     @Override
@@ -100,6 +151,7 @@ public final class RedisHistory implements EventHistory {
         return -1; // the publish script dedupes (the sequencer storesEvents)
     }
 
+    /** The ring, then the replay cache; {@link #NOT_AT_HAND} when only Redis has them. Never a round trip. */
     @Override
     public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
         TopicLog t = log(topic);
@@ -107,16 +159,84 @@ public final class RedisHistory implements EventHistory {
         if (n >= 0) {
             return n;
         }
+        n = cache == null ? ReplayCache.NOT_HELD
+                : cache.read(topic, t.epoch(), afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, data.toBytes()));
+        return n >= 0 ? n : NOT_AT_HAND;
+    }
+
+    /** As {@link #read}; from the cache, each event's bytes go straight from the mapped file to the buffer. */
+    @Override
+    public int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
+        TopicLog t = log(topic);
+        int n = t.readCached(afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
+        if (n >= 0) {
+            return n;
+        }
+        n = cache == null ? ReplayCache.NOT_HELD : cache.read(topic, t.epoch(), afterSeq, max, visitor);
+        return n >= 0 ? n : NOT_AT_HAND;
+    }
+
+    /**
+     * What is at hand at once; else one page of the stream, read asynchronously (pipelined with
+     * the topic's epoch, which Redis gives after the page: the same epoch means the page is of it),
+     * handed to the caller and, on the applier, appended to the replay cache.
+     */
+    @Override
+    public CompletionStage<Fetched> fetch(String topic, long afterSeq, int max) {
+        TopicLog known = logs.get(topic);
+        if (known == null) { // not loaded yet: loading is a round trip, so off the caller's thread
+            return CompletableFuture.supplyAsync(() -> load(topic), applier)
+                    .thenCompose(t -> fetch(t, afterSeq, max));
+        }
+        return fetch(known, afterSeq, max);
+    }
+
+    private CompletionStage<Fetched> fetch(TopicLog t, long afterSeq, int max) {
+        String topic = t.topic();
+        String epoch = t.epoch();
         long head = t.head();
-        if (afterSeq >= head) {
-            return 0;
+        Fetched.Builder local = new Fetched.Builder(Math.min(max, PAGE));
+        if (afterSeq >= head || read(topic, afterSeq, max, local) != NOT_AT_HAND) {
+            return CompletableFuture.completedFuture(local.build(epoch, max));
         }
-        List<StreamMessage<byte[], byte[]>> page = redis.commands().sync().xrange(RedisKeys.stream(topic),
-                Range.create((afterSeq + 1) + "-0", head + "-0"), Limit.from(max));
-        for (StreamMessage<byte[], byte[]> m : page) {
-            visitor.accept(seqOf(m.getId()), Long.parseLong(RedisKeys.text(field(m, 't'))), field(m, 'd'));
+        pageReads.increment();
+        CompletableFuture<List<StreamMessage<byte[], byte[]>>> page;
+        CompletableFuture<byte[]> redisEpoch;
+        try {
+            var async = redis.commands().async();
+            page = async.xrange(RedisKeys.stream(topic), Range.create((afterSeq + 1) + "-0", head + "-0"),
+                    Limit.from(Math.min(max, PAGE))).toCompletableFuture();
+            redisEpoch = async.hget(RedisKeys.meta(topic), new byte[] {'e'}).toCompletableFuture();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
         }
-        return page.size();
+        return page.thenCombine(redisEpoch, (messages, e) -> {
+            Fetched.Builder b = new Fetched.Builder(messages.size());
+            for (StreamMessage<byte[], byte[]> m : messages) {
+                b.accept(seqOf(m.getId()), Long.parseLong(RedisKeys.text(field(m, 't'))), field(m, 'd'));
+            }
+            return new Object[] {b.build(epoch, b.size()), RedisKeys.text(e)};
+        }).orTimeout(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS).thenCompose(r -> {
+            Fetched f = (Fetched) r[0];
+            if (!epoch.equals(r[1]) || f.size() == 0) {
+                // Another history (the applier resets the topic: the caller then says unknown_epoch),
+                // or retention took everything asked for (the applier learns what is kept: the caller
+                // then says expired). Either way the caller goes on once the applier has looked.
+                return CompletableFuture.supplyAsync(() -> {
+                    backfill(t);
+                    return f.size() == 0 || !epoch.equals(t.epoch()) ? new Fetched(t.epoch(), new long[0],
+                            new long[0], new byte[0][]) : f;
+                }, applier);
+            }
+            if (cache != null) {
+                applier.execute(() -> {
+                    if (epoch.equals(t.epoch())) {
+                        cache.appendFetched(topic, epoch, f.seqs(), f.timestamps(), f.data());
+                    }
+                });
+            }
+            return CompletableFuture.completedFuture(f);
+        });
     }
 
     @Override
@@ -134,9 +254,75 @@ public final class RedisHistory implements EventHistory {
         return logs.size();
     }
 
+    /** The node's replay cache, or null when it could not be opened. */
+    public ReplayCache cache() {
+        return cache;
+    }
+
+    /** Pages read from Redis for replays and history requests since start. */
+    public long pageReads() {
+        return pageReads.sum();
+    }
+
     /** What this node has applied of {@code topic}, or null when it never loaded it. */
     TopicLog known(String topic) {
         return logs.get(topic);
+    }
+
+    /**
+     * Writer thread, before a batch goes to Redis: the topics of {@code publishes} this node must
+     * refuse with {@code TopicLimitException}, as a single node does: topics it holds nothing of,
+     * beyond {@code limits.maxTopics}, that Redis does not have either (publishing to a topic
+     * another node made costs this node nothing: it holds state only of topics it follows). At the
+     * limit, one pipelined round of {@code EXISTS} tells; when Redis does not answer, nothing is
+     * refused here (the batch gets its 503 from the scripts).
+     */
+    java.util.Set<String> overTopicLimit(List<String> topics) {
+        List<String> beyond = new java.util.ArrayList<>();
+        java.util.Set<String> admitted = new java.util.HashSet<>();
+        int room = maxTopics - held.size();
+        for (String topic : topics) {
+            if (held.contains(topic) || admitted.contains(topic) || beyond.contains(topic)) {
+                continue;
+            }
+            if (room > 0) {
+                room--;
+                admitted.add(topic);
+            } else {
+                beyond.add(topic);
+            }
+        }
+        if (beyond.isEmpty()) {
+            return java.util.Set.of();
+        }
+        java.util.Set<String> refused = new java.util.HashSet<>();
+        try {
+            List<CompletableFuture<Long>> exists = new java.util.ArrayList<>();
+            for (String topic : beyond) {
+                exists.add(redis.commands().async().exists(RedisKeys.meta(topic)).toCompletableFuture());
+            }
+            for (int i = 0; i < beyond.size(); i++) {
+                if (exists.get(i).get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS) == 0) {
+                    refused.add(beyond.get(i));
+                }
+            }
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            return java.util.Set.of();
+        }
+        if (!refused.isEmpty() && !topicLimitLogged) {
+            topicLimitLogged = true; // the operator's business once; each refused client gets its 507
+            log.warn("{} topics: the limit (limits.maxTopics) is reached; publishes through this node to new topics"
+                    + " are refused", held.size());
+        }
+        return refused;
+    }
+
+    /** Writer thread: Redis stored (or answered) a publish to {@code topic} through this node. */
+    void published(String topic) {
+        held.add(topic);
     }
 
     /** From the sequencer, after the script stored it: apply in order with the other nodes' events. */
@@ -172,8 +358,10 @@ public final class RedisHistory implements EventHistory {
         }
         List<Object> meta = redis.ensureEpoch(topic, "", 0);
         long head = Long.parseLong(RedisKeys.text(meta.get(1)));
-        TopicLog t = new TopicLog(topic, RING, RedisKeys.text(meta.get(0)), head, head == 0 ? 0 : firstKept(topic));
+        TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, RedisKeys.text(meta.get(0)), head,
+                head == 0 ? 0 : firstKept(topic));
         logs.put(topic, t);
+        held.add(topic);
         return t;
     }
 
@@ -215,6 +403,9 @@ public final class RedisHistory implements EventHistory {
     }
 
     private void fanOut(TopicLog t, long seq, long ts, byte[] data) {
+        if (cache != null) {
+            cache.append(t.topic(), t.epoch(), seq, ts, data); // false (not cached): the ring, then Redis serve it
+        }
         t.add(seq, ts, data); // before the fan-out: a subscriber that falls back to reading finds it
         TopicHub h = hub;
         if (h != null) {
@@ -232,6 +423,9 @@ public final class RedisHistory implements EventHistory {
             log.warn("topic {}: Redis holds another history (epoch {} → {}); its clients get reset unknown_epoch",
                     topic, t.epoch(), epoch);
             t.reset(epoch);
+            if (cache != null) {
+                cache.drop(topic); // never serve the old epoch's events as the new one's
+            }
         }
         while (t.head() < redisHead) {
             List<StreamMessage<byte[], byte[]>> page = redis.commands().sync().xrange(RedisKeys.stream(topic),
@@ -310,6 +504,14 @@ public final class RedisHistory implements EventHistory {
     @Override
     public void close() {
         applier.shutdownNow();
+        try {
+            applier.awaitTermination(2, TimeUnit.SECONDS); // the cache's writer is the applier
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         redis.close();
+        if (cache != null) {
+            cache.close();
+        }
     }
 }

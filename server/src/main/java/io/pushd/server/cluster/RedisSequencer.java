@@ -3,6 +3,7 @@ package io.pushd.server.cluster;
 import io.lettuce.core.RedisNoScriptException;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.history.Sequencer;
+import io.pushd.server.history.TopicLimitException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -37,10 +38,13 @@ public final class RedisSequencer implements Sequencer {
     private final byte[] retentionAgeMillis;
     private final byte[] dedupeMillis;
     private final long timeoutMillis;
+    private final int maxTopics;
     private volatile long lastFailureLog;
 
-    RedisSequencer(RedisLink redis, RedisHistory history, ServerConfig.Store store, java.time.Duration timeout) {
+    RedisSequencer(RedisLink redis, RedisHistory history, ServerConfig.Store store, java.time.Duration timeout,
+                   int maxTopics) {
         this.redis = redis;
+        this.maxTopics = maxTopics;
         this.history = history;
         this.retentionCount = RedisKeys.bytes(Long.toString(store.retentionCount()));
         this.retentionAgeMillis = RedisKeys.bytes(Long.toString(store.retentionAge().toMillis()));
@@ -62,8 +66,13 @@ public final class RedisSequencer implements Sequencer {
     public CompletionStage<Numbers> reserve(List<String> topics, List<? extends Publish> publishes) {
         Object[] answers = new Object[publishes.size()];
         List<Integer> todo = new ArrayList<>(publishes.size());
+        java.util.Set<String> refused = history.overTopicLimit(topics);
         for (int i = 0; i < answers.length; i++) {
-            todo.add(i);
+            if (refused.contains(publishes.get(i).topic())) {
+                answers[i] = new TopicLimitException(maxTopics); // never sent: Redis makes no topic for it
+            } else {
+                todo.add(i);
+            }
         }
         run(publishes, todo, answers);
         List<Integer> noScript = new ArrayList<>();
@@ -140,6 +149,9 @@ public final class RedisSequencer implements Sequencer {
         public long next(String topic) {
             int i = next++;
             Object a = answers[i];
+            if (a instanceof TopicLimitException refused) {
+                throw refused;
+            }
             if (a instanceof Throwable t) {
                 logFailure(t);
                 throw new Unavailable(t);
@@ -149,6 +161,7 @@ public final class RedisSequencer implements Sequencer {
             long seq = Long.parseLong(RedisKeys.text(r.get(1)));
             created = ((Long) r.get(2)) == 1L;
             ts = (Long) r.get(3);
+            history.published(topic);
             if (created) {
                 history.offer(topic, epoch, seq, ts, publishes.get(i).data());
             }

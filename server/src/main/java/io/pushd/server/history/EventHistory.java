@@ -1,6 +1,8 @@
 package io.pushd.server.history;
 
 import java.io.Closeable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The history of every topic: what the publisher appends to, and what subscriptions and the HTTP
@@ -22,9 +24,16 @@ import java.io.Closeable;
  *
  * <p>Threads: {@link #append} and {@link #sync} from the publisher's single writer thread;
  * everything else from any thread. Implementations: {@code store.ChronicleEventStore} (one node,
- * one Chronicle Queue).
+ * one Chronicle Queue) and {@code cluster.RedisHistory} (Redis, with a local replay cache).
  */
 public interface EventHistory extends Closeable {
+
+    /**
+     * What {@link #read} and {@link #readData} return when the events asked for are kept, but not
+     * at hand: reading them would wait for another machine. The caller asks {@link #fetch}, which
+     * does not block, and goes on with what it brings. The local store never returns it.
+     */
+    int NOT_AT_HAND = -1;
 
     /** The epoch of {@code topic}'s history: the first part of every event ID of the topic. */
     String epoch(String topic);
@@ -53,15 +62,89 @@ public interface EventHistory extends Closeable {
     /**
      * Reads up to {@code max} kept events of {@code topic} with a sequence greater than
      * {@code afterSeq}, in order and without a hole, and returns how many it passed to the visitor
-     * (possibly fewer than are kept: the caller reads again after the last one). The only way to
-     * read events: a history that fetches a range from elsewhere does so behind this call.
+     * (possibly fewer than are kept: the caller reads again after the last one), or
+     * {@link #NOT_AT_HAND} when they must be {@link #fetch fetched} first. Never waits for the
+     * network, so it may run on an event loop.
      */
     int read(String topic, long afterSeq, int max, EventVisitor visitor);
 
     /**
+     * Brings up to {@code max} kept events of {@code topic} after {@code afterSeq}, in order,
+     * from wherever they are kept, without blocking the caller; the stage completes on any thread
+     * (the caller moves to its own before it writes them). Possibly fewer events than asked, and
+     * possibly after a hole retention made (the caller says {@code expired}, as after a read).
+     * {@link Fetched#epoch} is the epoch they belong to: when it is not the caller's, the topic's
+     * history was replaced meanwhile and the caller asks {@link #epoch} again. Fails when the
+     * history cannot be reached. The default reads at once: the local store's reads are local disk.
+     */
+    default CompletionStage<Fetched> fetch(String topic, long afterSeq, int max) {
+        try {
+            String epoch = epoch(topic);
+            Fetched.Builder b = new Fetched.Builder(Math.min(max, 256));
+            int n = read(topic, afterSeq, max, b);
+            return CompletableFuture.completedFuture(n == NOT_AT_HAND ? b.build(epoch, 0) : b.build(epoch, max));
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Events a {@link #fetch} brought: copies, usable on any thread, in order. */
+    record Fetched(String epoch, long[] seqs, long[] timestamps, byte[][] data) {
+
+        public int size() {
+            return seqs.length;
+        }
+
+        public void forEach(EventVisitor visitor) {
+            for (int i = 0; i < seqs.length; i++) {
+                visitor.accept(seqs[i], timestamps[i], data[i]);
+            }
+        }
+
+        /** Collects events as a visitor. */
+        public static final class Builder implements EventVisitor {
+            private long[] seqs;
+            private long[] timestamps;
+            private byte[][] data;
+            private int n;
+
+            public Builder(int expected) {
+                int size = Math.max(1, expected);
+                seqs = new long[size];
+                timestamps = new long[size];
+                data = new byte[size][];
+            }
+
+            @Override
+            public void accept(long seq, long timestampMillis, byte[] bytes) {
+                if (n == seqs.length) {
+                    seqs = java.util.Arrays.copyOf(seqs, n * 2);
+                    timestamps = java.util.Arrays.copyOf(timestamps, n * 2);
+                    data = java.util.Arrays.copyOf(data, n * 2);
+                }
+                seqs[n] = seq;
+                timestamps[n] = timestampMillis;
+                data[n] = bytes;
+                n++;
+            }
+
+            public int size() {
+                return n;
+            }
+
+            /** The events collected, at most {@code max} of them, as events of {@code epoch}. */
+            public Fetched build(String epoch, int max) {
+                int k = Math.min(n, max);
+                return new Fetched(epoch, java.util.Arrays.copyOf(seqs, k), java.util.Arrays.copyOf(timestamps, k),
+                        java.util.Arrays.copyOf(data, k));
+            }
+        }
+    }
+
+    /**
      * Like {@link #read}, but hands each event's data as an {@link EventData} view that can be
      * copied straight into an outbound buffer: replay then costs no {@code byte[]} per event. A
-     * history kept elsewhere need not override it.
+     * history kept elsewhere need not override it. Returns what {@link #read} does.
      */
     default int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
         return read(topic, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));

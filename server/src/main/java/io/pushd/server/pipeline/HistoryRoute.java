@@ -25,6 +25,9 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 
 /**
  * {@code GET /v1/topics/{topic}/events?after=ID&limit=N}: a page of kept events and the cursor of
@@ -33,7 +36,9 @@ import java.util.Map;
  * is {@code 409 {"error":"reset","reason":...,"head":...}} instead of a page with a hole.
  *
  * <p>Pages are bounded ({@link #MAX_LIMIT} events, about {@link #PAGE_BYTES} of event data), so
- * reading one on the event loop costs no more than a replay step or two.
+ * reading one on the event loop costs no more than a replay step or two. Events a shared history
+ * does not hold at hand are {@link EventHistory#fetch fetched} without blocking the event loop;
+ * then the answer comes later, in the connection's order (as a publish's does).
  */
 final class HistoryRoute {
 
@@ -51,26 +56,27 @@ final class HistoryRoute {
         this.server = server;
     }
 
-    void handle(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
+    /** Answers at once and returns null, or returns the answer that comes once events were fetched. */
+    CompletionStage<FullHttpResponse> handle(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
         Map<String, List<String>> query = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8).parameters();
         for (String key : query.keySet()) {
             if (!key.equals("after") && !key.equals("limit")) {
                 reply(ctx, req, badQuery(ErrorCodes.INVALID_QUERY, "unknown query parameter '"
                         + HttpResponses.shorten(key) + "' (expected: after, limit)"));
-                return;
+                return null;
             }
         }
         String limitText = single(query, "limit");
         String afterText = single(query, "after");
         if (limitText == null || afterText == null) {
             reply(ctx, req, badQuery(ErrorCodes.INVALID_QUERY, "'after' and 'limit' may be given once each"));
-            return;
+            return null;
         }
         int limit = parseLimit(limitText);
         if (limit < 0) {
             reply(ctx, req, badQuery(ErrorCodes.INVALID_QUERY, "limit: '" + HttpResponses.shorten(limitText)
                     + "' (expected: 1-" + MAX_LIMIT + ", default " + DEFAULT_LIMIT + ")"));
-            return;
+            return null;
         }
         EventId after = null;
         if (!afterText.isEmpty()) {
@@ -78,10 +84,21 @@ final class HistoryRoute {
                 after = EventId.parse(afterText);
             } catch (IllegalArgumentException e) {
                 reply(ctx, req, badQuery(ErrorCodes.INVALID_ID, e.getMessage()));
-                return;
+                return null;
             }
         }
-        reply(ctx, req, page(ctx, topic, after, limit));
+        CompletableFuture<FullHttpResponse> answer = page(ctx, topic, after, limit);
+        if (answer.isDone()) {
+            reply(ctx, req, answer.join());
+            return null;
+        }
+        boolean head = req.method().equals(io.netty.handler.codec.http.HttpMethod.HEAD);
+        return answer.thenApply(res -> {
+            if (head) {
+                res.content().clear();
+            }
+            return res;
+        });
     }
 
     private static void reply(ChannelHandlerContext ctx, FullHttpRequest req, FullHttpResponse res) {
@@ -110,7 +127,8 @@ final class HistoryRoute {
         return HttpResponses.error(HttpResponseStatus.BAD_REQUEST, code, message);
     }
 
-    private FullHttpResponse page(ChannelHandlerContext ctx, String topic, EventId after, int limit) {
+    /** The page, done at once unless events had to be fetched; then completed on the connection's event loop. */
+    private CompletableFuture<FullHttpResponse> page(ChannelHandlerContext ctx, String topic, EventId after, int limit) {
         EventHistory history = server.history();
         String epoch = history.epoch(topic);
         TopicRange range = history.range(topic);
@@ -120,26 +138,13 @@ final class HistoryRoute {
         } else {
             ResetReason reason = resetReason(after, epoch, range);
             if (reason != null) {
-                return reset(topic, epoch, range, reason);
+                return CompletableFuture.completedFuture(reset(topic, epoch, range, reason));
             }
             from = after.seq();
         }
-        ByteBuf body = ctx.alloc().buffer();
-        try {
-            Page page = write(history, body, topic, epoch, from, limit, range);
-            if (page.gap) { // retention dropped what followed 'after' between the check and the read
-                body.release();
-                return reset(topic, epoch, history.range(topic), ResetReason.EXPIRED);
-            }
-        } catch (RuntimeException e) {
-            body.release();
-            throw e;
-        }
-        FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, body);
-        res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
-        res.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
-        HttpUtil.setContentLength(res, body.readableBytes());
-        return res;
+        PageWriter writer = new PageWriter(ctx, history, topic, epoch, from, limit, range, after);
+        writer.run();
+        return writer.answer;
     }
 
     /** The subscription's rule (replay.TopicSubscription): null when every event after {@code after} is kept. */
@@ -221,21 +226,96 @@ final class HistoryRoute {
         }
     }
 
-    private static Page write(EventHistory history, ByteBuf body, String topic, String epoch, long from, int limit,
-                              TopicRange range) {
-        try (JsonGenerator g = ProtocolCodec.mapper().getFactory().createGenerator(
-                (OutputStream) new ByteBufOutputStream(body))) {
-            g.writeStartObject();
-            g.writeStringField("topic", topic);
-            g.writeStringField("epoch", epoch);
-            g.writeArrayFieldStart("events");
-            Page page = new Page(g, epoch, from, limit);
-            while (!page.full()) {
-                int step = Math.min(READ_STEP, limit - page.count);
-                if (history.read(topic, page.last, step, page) == 0) {
-                    break;
-                }
+    /**
+     * Writes one page into a buffer, reading step by step; when a read is not at hand it fetches
+     * and goes on, on the connection's event loop, when the events are back.
+     */
+    private final class PageWriter {
+        private final ChannelHandlerContext ctx;
+        private final EventHistory history;
+        private final String topic;
+        private final String epoch;
+        private final int limit;
+        private final TopicRange range;
+        private final EventId after;
+        private final ByteBuf body;
+        private final JsonGenerator g;
+        private final Page page;
+        final CompletableFuture<FullHttpResponse> answer = new CompletableFuture<>();
+        /** A fetch was asked for: the rest runs later, on the event loop. */
+        private boolean waited;
+
+        PageWriter(ChannelHandlerContext ctx, EventHistory history, String topic, String epoch, long from, int limit,
+                   TopicRange range, EventId after) {
+            this.ctx = ctx;
+            this.history = history;
+            this.topic = topic;
+            this.epoch = epoch;
+            this.limit = limit;
+            this.range = range;
+            this.after = after;
+            this.body = ctx.alloc().buffer();
+            try {
+                g = ProtocolCodec.mapper().getFactory().createGenerator((OutputStream) new ByteBufOutputStream(body));
+                g.writeStartObject();
+                g.writeStringField("topic", topic);
+                g.writeStringField("epoch", epoch);
+                g.writeArrayFieldStart("events");
+            } catch (IOException | RuntimeException e) {
+                body.release();
+                throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
             }
+            page = new Page(g, epoch, from, limit);
+        }
+
+        void run() {
+            try {
+                while (!page.full()) {
+                    int step = Math.min(READ_STEP, limit - page.count);
+                    int read = history.read(topic, page.last, step, page);
+                    if (read == EventHistory.NOT_AT_HAND) {
+                        waited = true;
+                        history.fetch(topic, page.last, limit - page.count).whenComplete((fetched, failure) ->
+                                ctx.executor().execute(() -> fetched(fetched, failure)));
+                        return;
+                    }
+                    if (read == 0) {
+                        break;
+                    }
+                }
+                answer.complete(finish());
+            } catch (IOException | RuntimeException e) {
+                fail(e);
+            }
+        }
+
+        private void fetched(EventHistory.Fetched fetched, Throwable failure) {
+            if (failure != null) {
+                fail(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure);
+                return;
+            }
+            if (!fetched.epoch().equals(epoch)) { // the topic's history was replaced meanwhile: start again
+                body.release();
+                try {
+                    page(ctx, topic, after, limit).whenComplete((res, e) -> answer.complete(e == null ? res : unavailable()));
+                } catch (RuntimeException e) {
+                    answer.complete(unavailable());
+                }
+                return;
+            }
+            try {
+                fetched.forEach(page);
+            } catch (RuntimeException e) {
+                fail(e);
+                return;
+            }
+            if (fetched.size() == 0 && !page.full()) {
+                page.gap = page.last < history.range(topic).head(); // nothing more kept: say so rather than loop
+            }
+            run();
+        }
+
+        private FullHttpResponse finish() throws IOException {
             g.writeEndArray();
             long head = Math.max(range.head(), page.last);
             // more after this page: continue after its last event; else null, the page reached the head
@@ -243,9 +323,36 @@ final class HistoryRoute {
             g.writeStringField("next", more ? epoch + '-' + page.last : null);
             g.writeStringField("head", epoch + '-' + head);
             g.writeEndObject();
-            return page;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            g.close();
+            if (page.gap) { // retention dropped what followed 'after' between the check and the read
+                body.release();
+                return reset(topic, epoch, history.range(topic), ResetReason.EXPIRED);
+            }
+            FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, body);
+            res.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON);
+            res.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+            HttpUtil.setContentLength(res, body.readableBytes());
+            return res;
         }
+
+        /**
+         * Before any fetch the failure goes up as it always did (the handler answers 500); after one,
+         * the answer is awaited by the connection, so it gets 503 with Retry-After (Redis away).
+         */
+        private void fail(Throwable e) {
+            if (body.refCnt() > 0) {
+                body.release();
+            }
+            if (!waited) {
+                throw e instanceof RuntimeException re ? re : new UncheckedIOException((IOException) e);
+            }
+            answer.complete(unavailable());
+        }
+    }
+
+    /** 503 JSON with Retry-After: the shared history could not be read (Redis away); the client retries. */
+    private static FullHttpResponse unavailable() {
+        return HttpResponses.withRetryAfter(HttpResponses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
+                ErrorCodes.NOT_ACCEPTING, "the history could not be read now; retry later"));
     }
 }

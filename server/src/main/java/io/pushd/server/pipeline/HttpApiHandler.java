@@ -172,7 +172,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         }
     }
 
-    /** A publish: requests behind it wait until its answer is out. */
+    /** A publish, or a history page whose events were fetched: requests behind it wait until its answer is out. */
     private void answerLater(ChannelHandlerContext ctx, boolean keepAlive, CompletionStage<FullHttpResponse> answer) {
         publishInFlight = true;
         answer.thenAccept(res -> {

@@ -34,7 +34,7 @@ final class TopicRoutes {
 
     /**
      * Answers at once and returns null, or returns the answer a publish gets later from the
-     * writer (see {@link PublishRoute#publish}).
+     * writer (see {@link PublishRoute#publish}) or a history page once its events were fetched.
      */
     CompletionStage<FullHttpResponse> handle(ChannelHandlerContext ctx, FullHttpRequest req, String path) {
         String rest = path.substring(PREFIX.length());
@@ -57,8 +57,7 @@ final class TopicRoutes {
             return null;
         }
         if (req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD)) {
-            events.handle(ctx, req, topic);
-            return null;
+            return events.handle(ctx, req, topic);
         }
         if (!req.method().equals(HttpMethod.POST)) {
             FullHttpResponse res = HttpResponses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,

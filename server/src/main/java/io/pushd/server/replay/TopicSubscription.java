@@ -23,6 +23,11 @@ import java.util.function.Consumer;
  * duplicate and dropped; a newer one (or any while catching up, or while the sink is not
  * writable) means "read from the store", which already holds it because the writer appends before
  * it fans out. So a slow reader falls back to the store instead of growing its outbound buffer.
+ *
+ * <p>A read the history cannot serve at hand ({@link EventHistory#NOT_AT_HAND}: a shared history
+ * whose older events are in Redis) is {@link EventHistory#fetch fetched} without blocking the
+ * event loop; until the page is back and written, this subscription stays catching up, so live
+ * events are still only read, never written ahead of the replay.
  */
 public final class TopicSubscription implements TopicHub.Subscriber {
 
@@ -43,6 +48,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     /** The epoch {@link #lastSeq} belongs to; a shared history can replace a topic's (see {@link #epochChanged}). */
     private String epoch;
     private boolean stepScheduled;
+    /** A fetch is out: no step runs until its page has been written (the connection's order). */
+    private boolean fetching;
     /** Live events written since the hub's last {@link #endOfBatch()}. */
     private boolean unflushed;
     /** While a replay read runs with an appendable format: the events read so far, one buffer. */
@@ -163,7 +170,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void scheduleStep() {
-        if (!stepScheduled && mode == Mode.CATCHING_UP) {
+        if (!stepScheduled && !fetching && mode == Mode.CATCHING_UP) {
             stepScheduled = true;
             sink.eventLoop().execute(this::step);
         }
@@ -172,7 +179,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     /** One bounded slice of replay; gives the event loop back between slices. */
     private void step() {
         stepScheduled = false;
-        if (mode != Mode.CATCHING_UP || !sink.isActive()) {
+        if (mode != Mode.CATCHING_UP || fetching || !sink.isActive()) {
             return;
         }
         try {
@@ -213,18 +220,82 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             } else {
                 read = history.read(topic, lastSeq, REPLAY_STEP, this::writeReplayed);
             }
+            if (read == EventHistory.NOT_AT_HAND) {
+                sink.flush();
+                fetch();
+                return;
+            }
             n += read;
             if (read < REPLAY_STEP || n >= REPLAY_STEP * 4) {
                 break;
             }
         }
         sink.flush();
+        continueOrGoLive();
+    }
+
+    private void continueOrGoLive() {
         if (lastSeq >= history.range(topic).head()) {
             mode = Mode.LIVE; // the events after this arrive as live offers, queued behind this task
         } else if (sink.isWritable()) {
             scheduleStep();
         }
         // else: onWritable() resumes
+    }
+
+    /** Asks the history for the events after {@link #lastSeq}; they are written on this event loop. */
+    private void fetch() {
+        fetching = true;
+        history.fetch(topic, lastSeq, REPLAY_STEP * 4).whenComplete((page, failure) -> {
+            try {
+                sink.eventLoop().execute(() -> fetched(page, failure));
+            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+                fetching = false; // the event loop is gone, and the connection with it
+            }
+        });
+    }
+
+    private void fetched(EventHistory.Fetched page, Throwable failure) {
+        fetching = false;
+        if (mode != Mode.CATCHING_UP || !sink.isActive()) {
+            return;
+        }
+        try {
+            if (failure != null) {
+                Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                        ? failure.getCause() : failure;
+                throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
+            }
+            if (epochChanged() || !page.epoch().equals(epoch)) {
+                scheduleStep(); // the history was replaced meanwhile: the next step starts the new one
+                return;
+            }
+            replayEpoch = epoch;
+            if (sink.format().appendable()) {
+                try {
+                    for (int i = 0; i < page.size(); i++) {
+                        appendReplayed(page.seqs()[i], page.timestamps()[i], EventHistory.EventData.of(page.data()[i]));
+                    }
+                } finally {
+                    sendReplayed();
+                }
+            } else {
+                page.forEach(this::writeReplayed);
+            }
+            sink.flush();
+            if (page.size() == 0 && lastSeq < history.range(topic).head() && !isLost(lastSeq, history.range(topic))) {
+                // nothing came, yet the history says more is kept: look again shortly, not in a spin
+                fetching = true;
+                sink.eventLoop().schedule(() -> {
+                    fetching = false;
+                    scheduleStep();
+                }, 100, java.util.concurrent.TimeUnit.MILLISECONDS);
+                return;
+            }
+            continueOrGoLive();
+        } catch (RuntimeException e) {
+            fail(e);
+        }
     }
 
     private void writeReplayed(long seq, long ts, byte[] data) {

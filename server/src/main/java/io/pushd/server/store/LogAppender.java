@@ -52,6 +52,15 @@ final class LogAppender {
      */
     long write(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data,
                        long bytes) {
+        return write(topic, seq, bytes, b -> EventRecord.write(b, topic, seq, timestampMillis, idempotencyKey, data));
+    }
+
+    /** As {@link #write}, for a cluster node's {@link ReplayCache}: the record carries the topic's epoch. */
+    long writeCached(String topic, String epoch, long seq, long timestampMillis, byte[] data, long bytes) {
+        return write(topic, seq, bytes, b -> EventRecord.writeCached(b, topic, epoch, seq, timestampMillis, data));
+    }
+
+    private long write(String topic, long seq, long bytes, java.util.function.Consumer<Bytes<?>> record) {
         long position = Long.MIN_VALUE;
         long end = 0;
         try {
@@ -59,7 +68,7 @@ final class LogAppender {
                 try {
                     Bytes<?> b = dc.wire().bytes();
                     touch(b, b.writePosition(), b.writePosition() + bytes);
-                    EventRecord.write(b, topic, seq, timestampMillis, idempotencyKey, data);
+                    record.accept(b);
                     end = b.writePosition();
                     position = dc.index();
                 } catch (Throwable t) {

@@ -132,6 +132,44 @@ final class LogReader {
         return delivered;
     }
 
+    /**
+     * As {@link #readData}, for a {@link ReplayCache} run of {@code epoch}: returns {@code -1} (and
+     * passes nothing) unless the first event passed would be {@code afterSeq + 1}, so a run that
+     * retention trimmed meanwhile is never read past a hole; and checks each record's epoch.
+     */
+    int readRun(String topic, String epoch, TopicIndex index, long afterSeq, int max, EventDataVisitor visitor) {
+        ReadState rs = readers.get();
+        int n = index.positionsAfter(afterSeq, Math.min(max, READ_BATCH), rs.seqs, rs.positions);
+        if (n == 0 || rs.seqs[0] != afterSeq + 1) {
+            return -1;
+        }
+        int delivered = 0;
+        fileLock.lock();
+        try {
+            for (int i = 0; i < n; i++) {
+                if (closed || !rs.tailer.moveToIndex(rs.positions[i])) {
+                    break; // deleted by retention meanwhile
+                }
+                try (DocumentContext dc = rs.tailer.readingDocument()) {
+                    if (!dc.isPresent()) {
+                        break;
+                    }
+                    Bytes<?> b = dc.wire().bytes();
+                    if (!rs.record.readHeader(b) || rs.record.seq != rs.seqs[i] || !rs.record.isCachedOf(epoch)) {
+                        throw new IllegalStateException("cache index of " + topic + " points at another record than "
+                                + epoch + "-" + rs.seqs[i]);
+                    }
+                    rs.data.at(b);
+                    visitor.accept(rs.record.seq, rs.record.timestampMillis, rs.data);
+                    delivered++;
+                }
+            }
+        } finally {
+            fileLock.unlock();
+        }
+        return delivered == 0 ? -1 : delivered;
+    }
+
     /** Append time of the oldest event still in the log, or -1 when the log is empty. */
     long oldestTimestampMillis() {
         if (closed) {

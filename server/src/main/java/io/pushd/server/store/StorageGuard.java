@@ -72,6 +72,9 @@ public final class StorageGuard implements AutoCloseable {
     private boolean probedOnce;
     private long free;
     private volatile boolean writable = true;
+    /** What a refusal means, for the log lines: the store refuses publishes, a replay cache only stops caching. */
+    private String whileFull = "publishes get 507 storage_full until space is freed, subscribers are still served";
+    private String whenWritable = "publishes are accepted";
 
     StorageGuard(Path dataDir, long minFreeBytes, LongSupplier usableBytes, Allocator allocator,
                  LongSupplier nanoClock) {
@@ -98,6 +101,13 @@ public final class StorageGuard implements AutoCloseable {
             }
         };
         return new StorageGuard(dataDir, minFreeBytes, usable, PosixAllocator.create(), System::nanoTime);
+    }
+
+    /** Says in the log lines what a refusal means for this guard's writer (default: the store's publishes). */
+    StorageGuard consequences(String whileFull, String whenWritable) {
+        this.whileFull = whileFull;
+        this.whenWritable = whenWritable;
+        return this;
     }
 
     /**
@@ -186,8 +196,7 @@ public final class StorageGuard implements AutoCloseable {
         reservedTo = writeEnd;
         if (writable) {
             writable = false;
-            log.warn("writing to the log in {} failed ({}); publishes get 507 storage_full until a write succeeds",
-                    dataDir, cause.toString());
+            log.warn("writing to the log in {} failed ({}); {}", dataDir, cause.toString(), whileFull);
         }
     }
 
@@ -225,10 +234,10 @@ public final class StorageGuard implements AutoCloseable {
         }
         writable = ok;
         if (ok) {
-            log.info("storage writable again: {} bytes free in {}; publishes are accepted", free, dataDir);
+            log.info("storage writable again: {} bytes free in {}; {}", free, dataDir, whenWritable);
         } else {
-            log.warn("storage full: {} bytes free in {} (store.minFreeBytes: {}); publishes get 507 storage_full"
-                    + " until space is freed, subscribers are still served", free, dataDir, minFreeBytes);
+            log.warn("storage full: {} bytes free in {} (store.minFreeBytes: {}); {}", free, dataDir, minFreeBytes,
+                    whileFull);
         }
     }
 
