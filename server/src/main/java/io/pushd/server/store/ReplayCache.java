@@ -91,6 +91,7 @@ public final class ReplayCache implements AutoCloseable {
             this.storage = StorageGuard.forDirectory(dir, minFreeBytes).consequences(
                     "the replay cache stops caching (replays read Redis) until space is freed",
                     "the replay cache caches again");
+            storage.reserveWholeFile(dir.resolve("metadata.cq4t")); // written in place, e.g. at each roll
             this.appender = new LogAppender(queue, storage);
             this.reader = new LogReader(queue, fileLock.readLock());
             this.retention = new Retention(queue, ROLL_CYCLE, dir, retentionAge.toMillis());

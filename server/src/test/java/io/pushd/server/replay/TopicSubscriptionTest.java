@@ -8,6 +8,8 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
+import io.pushd.server.history.EventHistory;
+import io.pushd.server.history.TopicRange;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.pipeline.WebSocketSink;
 import io.pushd.server.store.ChronicleEventStore;
@@ -17,6 +19,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import net.openhft.chronicle.core.time.SetTimeProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -144,5 +148,107 @@ class TopicSubscriptionTest {
         sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();
+    }
+
+    /**
+     * A history whose events up to 3 are elsewhere (as a cluster node's cold range is in Redis):
+     * reads of them answer NOT_AT_HAND and {@link #fetch} completes when the test says.
+     */
+    private final class RemoteStart implements EventHistory {
+        final List<CompletableFuture<Fetched>> fetches = new ArrayList<>();
+        final List<Long> fetchedAfter = new ArrayList<>();
+
+        @Override
+        public String epoch(String topic) {
+            return store.epoch();
+        }
+
+        @Override
+        public void append(String topic, long seq, long ts, String key, byte[] data) {
+            store.append(topic, seq, ts, key, data);
+        }
+
+        @Override
+        public void sync() {
+        }
+
+        @Override
+        public TopicRange range(String topic) {
+            return store.range(topic);
+        }
+
+        @Override
+        public long findByIdempotencyKey(String topic, String key) {
+            return -1;
+        }
+
+        @Override
+        public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+            return afterSeq < 3 ? NOT_AT_HAND : store.read(topic, afterSeq, max, visitor);
+        }
+
+        @Override
+        public CompletionStage<Fetched> fetch(String topic, long afterSeq, int max) {
+            CompletableFuture<Fetched> f = new CompletableFuture<>();
+            fetches.add(f);
+            fetchedAfter.add(afterSeq);
+            return f;
+        }
+
+        /** Completes the last fetch, as Redis would, with events after..3 (from another thread, like Lettuce's). */
+        void answer(long after) throws Exception {
+            Fetched.Builder b = new Fetched.Builder(4);
+            store.read("t", after, (int) (3 - after), b);
+            Thread t = new Thread(() -> fetches.get(fetches.size() - 1).complete(b.build(store.epoch(), 3)));
+            t.start();
+            t.join();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void eventsThatMustBeFetchedAreWrittenBeforeAnyLiveEventAndTheStepsContinueFromTheStore() throws Exception {
+        RemoteStart history = new RemoteStart();
+        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub, metrics,
+                e -> {
+                    throw e;
+                });
+        channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 1)));
+        assertThat(written()).containsExactly("subscribed:1"); // the replay waits for its page
+        assertThat(history.fetchedAfter).containsExactly(1L);
+
+        append(6);
+        ByteBuf six = liveFrame(6);
+        sub.onLive(6, six); // while the page is out: read later, never written ahead of 2..5
+        sub.endOfBatch();
+        assertThat(six.refCnt()).isZero();
+        assertThat(written()).isEmpty();
+        assertThat(history.fetches).as("one fetch at a time").hasSize(1);
+
+        history.answer(1);
+        assertThat(written()).containsExactly("event:2", "event:3", "event:4", "event:5", "event:6");
+
+        append(7);
+        ByteBuf seven = liveFrame(7);
+        sub.onLive(7, seven);
+        sub.endOfBatch();
+        assertThat(written()).as("live again after the catch-up").containsExactly("event:7");
+    }
+
+    @Test
+    void aFetchThatFailsEndsTheSubscriptionSoTheSessionCloses() throws Exception {
+        RemoteStart history = new RemoteStart();
+        List<RuntimeException> failures = new ArrayList<>();
+        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub, metrics,
+                failures::add);
+        channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 0)));
+        assertThat(written()).containsExactly("subscribed:0");
+        history.fetches.get(0).completeExceptionally(new IllegalStateException("Redis away"));
+        assertThat(written()).isEmpty();
+        assertThat(failures).singleElement().extracting(Throwable::getMessage).isEqualTo("Redis away");
+        assertThat(hub.subscriberCount("t")).isZero();
     }
 }
