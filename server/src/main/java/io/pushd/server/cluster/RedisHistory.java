@@ -126,6 +126,15 @@ public final class RedisHistory implements EventHistory {
         return new RedisSequencer(redis, this, store, timeout, maxTopics);
     }
 
+    /** Loading a topic is a round trip (its epoch, head and oldest): on the applier, never the caller's thread. */
+    @Override
+    public CompletionStage<Void> prepare(String topic) {
+        if (logs.containsKey(topic)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.runAsync(() -> load(topic), applier);
+    }
+
     @Override
     public String epoch(String topic) {
         return log(topic).epoch();

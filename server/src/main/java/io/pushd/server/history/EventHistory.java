@@ -35,6 +35,17 @@ public interface EventHistory extends Closeable {
      */
     int NOT_AT_HAND = -1;
 
+    /**
+     * Completes (on any thread) once {@link #epoch}, {@link #range} and {@link #read} of
+     * {@code topic} answer without waiting for another machine: a shared history loads what it
+     * knows of a topic on first use. Done at once for the local store and for topics at hand; a
+     * caller on an event loop asks this first and goes on when it completes. Fails when the history
+     * cannot be reached.
+     */
+    default CompletionStage<Void> prepare(String topic) {
+        return CompletableFuture.completedFuture(null);
+    }
+
     /** The epoch of {@code topic}'s history: the first part of every event ID of the topic. */
     String epoch(String topic);
 

@@ -87,7 +87,21 @@ final class HistoryRoute {
                 return null;
             }
         }
-        CompletableFuture<FullHttpResponse> answer = page(ctx, topic, after, limit);
+        EventId from = after;
+        CompletableFuture<Void> ready = server.history().prepare(topic).toCompletableFuture();
+        CompletableFuture<FullHttpResponse> answer = ready.isDone() && !ready.isCompletedExceptionally()
+                ? page(ctx, topic, after, limit)
+                : ready.handle((v, e) -> e).thenComposeAsync(e -> {
+                    if (e != null) {
+                        return CompletableFuture.completedFuture(unavailable()); // Redis away: the client retries
+                    }
+                    try {
+                        return page(ctx, topic, from, limit);
+                    } catch (RuntimeException failure) {
+                        return CompletableFuture.completedFuture(HttpResponses.error(
+                                HttpResponseStatus.INTERNAL_SERVER_ERROR, ErrorCodes.INTERNAL, "the history could not be read"));
+                    }
+                }, ctx.executor());
         if (answer.isDone()) {
             reply(ctx, req, answer.join());
             return null;

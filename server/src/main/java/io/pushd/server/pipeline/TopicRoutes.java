@@ -53,6 +53,20 @@ final class TopicRoutes {
             return null;
         }
         if (tail.isEmpty()) {
+            java.util.concurrent.CompletableFuture<Void> ready = server.history().prepare(topic).toCompletableFuture();
+            boolean get = req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD);
+            if (get && (!ready.isDone() || ready.isCompletedExceptionally())) { // a shared history loads the topic first: off the event loop
+                boolean head = req.method().equals(HttpMethod.HEAD);
+                return ready.handle((v, e) -> {
+                    FullHttpResponse res = e != null ? HttpResponses.withRetryAfter(HttpResponses.error(
+                            HttpResponseStatus.SERVICE_UNAVAILABLE, ErrorCodes.NOT_ACCEPTING,
+                            "the history could not be read now; retry later")) : info(topic);
+                    if (head) {
+                        res.content().clear();
+                    }
+                    return res;
+                });
+            }
             HttpResponses.onlyGet(ctx, req, () -> HttpResponses.reply(ctx, req, info(topic)));
             return null;
         }

@@ -34,7 +34,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     /** Events read from the store per step before the event loop is given back. */
     static final int REPLAY_STEP = 64;
 
-    private enum Mode { LIVE, CATCHING_UP, CLOSED }
+    /** STARTING: the history is loading the topic (a shared one, on first use); live events are only read later. */
+    private enum Mode { STARTING, LIVE, CATCHING_UP, CLOSED }
 
     private final String topic;
     private final SessionSink sink;
@@ -77,6 +78,37 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     public void start(EventId after) {
         hub.subscribe(topic, this); // before reading the head: nothing published from now on is missed
         metrics.subscribed();
+        java.util.concurrent.CompletableFuture<Void> ready = history.prepare(topic).toCompletableFuture();
+        if (ready.isDone() && !ready.isCompletedExceptionally()) {
+            begin(after);
+            return;
+        }
+        mode = Mode.STARTING;
+        ready.whenComplete((v, failure) -> {
+            try {
+                sink.eventLoop().execute(() -> {
+                    if (mode != Mode.STARTING) {
+                        return; // closed meanwhile
+                    }
+                    mode = Mode.LIVE;
+                    if (failure != null) {
+                        fail(failure.getCause() instanceof RuntimeException re ? re
+                                : failure instanceof RuntimeException re2 ? re2 : new IllegalStateException(failure));
+                        return;
+                    }
+                    try {
+                        begin(after);
+                    } catch (RuntimeException e) {
+                        fail(e);
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+                // the event loop is gone, and the connection with it
+            }
+        });
+    }
+
+    private void begin(EventId after) {
         TopicRange range = history.range(topic);
         String epoch = history.epoch(topic);
         this.epoch = epoch;
@@ -127,6 +159,10 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void handleLive(long seq, ByteBuf encodedEvent) {
+        if (mode == Mode.STARTING) {
+            encodedEvent.release(); // begin() reads the head after this: the event is replayed if it is after it
+            return;
+        }
         if (epochChanged()) {
             encodedEvent.release();
             return;

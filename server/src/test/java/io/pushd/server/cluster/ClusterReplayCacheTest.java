@@ -113,7 +113,7 @@ class ClusterReplayCacheTest {
         try (WsClient follower = WsClient.connect(a.port(), "topic=feed")) {
             assertThat(follower.next().path("type").asText()).isEqualTo("subscribed");
             last = publish(a, "feed", 1, 1100); // more than even the ring of a node without a cache holds
-            assertThat(follower.awaitEvents(1100, Duration.ofSeconds(10))).hasSize(500);
+            assertThat(follower.awaitEvents(1100, Duration.ofSeconds(10))).hasSize(1100);
         }
         String epoch = last.epoch();
         assertThat(shared(a).cache().held("feed", epoch)).isEqualTo(new TopicRange(1100, 1));
@@ -262,6 +262,30 @@ class ClusterReplayCacheTest {
             assertThat(replay.messages).as("the replay waits for its page, off the event loop").isEmpty();
             assertEventsInOrder(replay, epoch, 1, 5000);
             assertThat(replay.messages.poll(300, TimeUnit.MILLISECONDS)).isNull();
+        }
+    }
+
+    @Test
+    void subscribingToATopicTheNodeNeverLoadedWaitsForRedisWithoutBlockingTheEventLoop() throws Exception {
+        PushServer a = node();
+        String epoch = publish(a, "late", 1, 3).epoch();
+        PushServer b = node(c -> c.withServer(new ServerConfig.Server("127.0.0.1", 0, 1)));
+        long pauseMillis = 1500;
+        long pausedUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis);
+        redis.cli("CLIENT", "PAUSE", Long.toString(pauseMillis), "ALL");
+        try (WsClient client = WsClient.connect(b.port(), "topic=late@" + epoch + "-0")) {
+            Http.Response health = Http.get(b.port(), "/healthz");
+            assertThat(health.status()).isEqualTo(200);
+            assertThat(System.nanoTime()).as("answered on the same event loop while Redis was still paused")
+                    .isLessThan(pausedUntil);
+            assertThat(client.messages).as("the subscription waits for the topic, off the event loop").isEmpty();
+            Http.Response info = Http.get(b.port(), "/v1/topics/late");
+            assertThat(info.status()).as(info.body()).isEqualTo(200); // after the pause, off the event loop
+            assertThat(info.json().path("head").asText()).isEqualTo(epoch + "-3");
+            JsonNode subscribed = client.next(Duration.ofSeconds(10));
+            assertThat(subscribed.path("type").asText()).isEqualTo("subscribed");
+            assertThat(subscribed.path("head").asText()).isEqualTo(epoch + "-3");
+            assertEventsInOrder(client, epoch, 1, 3);
         }
     }
 

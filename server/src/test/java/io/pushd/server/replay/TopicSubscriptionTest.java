@@ -157,6 +157,12 @@ class TopicSubscriptionTest {
     private final class RemoteStart implements EventHistory {
         final List<CompletableFuture<Fetched>> fetches = new ArrayList<>();
         final List<Long> fetchedAfter = new ArrayList<>();
+        CompletableFuture<Void> prepared = CompletableFuture.completedFuture(null);
+
+        @Override
+        public CompletionStage<Void> prepare(String topic) {
+            return prepared;
+        }
 
         @Override
         public String epoch(String topic) {
@@ -250,5 +256,28 @@ class TopicSubscriptionTest {
         assertThat(written()).isEmpty();
         assertThat(failures).singleElement().extracting(Throwable::getMessage).isEqualTo("Redis away");
         assertThat(hub.subscriberCount("t")).isZero();
+    }
+
+    @Test
+    void whileTheHistoryLoadsTheTopicNothingIsWrittenAndLiveEventsAreReplayedAfterSubscribed() throws Exception {
+        RemoteStart history = new RemoteStart();
+        history.prepared = new CompletableFuture<>();
+        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub, metrics,
+                e -> {
+                    throw e;
+                });
+        channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 4)));
+        assertThat(written()).as("no subscribed before the history knows the head").isEmpty();
+        append(6);
+        ByteBuf six = liveFrame(6);
+        sub.onLive(6, six);
+        sub.endOfBatch();
+        assertThat(six.refCnt()).isZero();
+        assertThat(written()).isEmpty();
+
+        Thread loader = new Thread(() -> history.prepared.complete(null)); // as the applier would
+        loader.start();
+        loader.join();
+        assertThat(written()).containsExactly("subscribed:4", "event:5", "event:6");
     }
 }
