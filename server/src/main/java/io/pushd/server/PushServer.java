@@ -112,6 +112,7 @@ public final class PushServer implements AutoCloseable {
                 : new LocalSequencer(store.heads(), config.limits().maxTopics());
         if (shared != null) {
             shared.start(hub);
+            registerClusterGauges(shared);
         }
         this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
                 PUBLISH_QUEUE_CAPACITY);
@@ -216,6 +217,14 @@ public final class PushServer implements AutoCloseable {
                 null, store, s -> s.writable() ? 1 : 0);
         metrics.gauge("push.store.free", "usable space of the data directory's file system", "bytes",
                 store.storage(), g -> g.freeBytes());
+    }
+
+    private void registerClusterGauges(RedisHistory shared) {
+        metrics.gauge("push.cluster.cache.writable", "1 while the node's replay cache caches, 0 while it cannot"
+                + " (no directory, disk full): replays then read Redis", null, shared,
+                h -> h.cache() != null && h.cache().writable() ? 1 : 0);
+        metrics.gauge("push.cluster.history.pages", "pages read from Redis for replays and history requests"
+                + " (what the replay cache did not hold)", null, shared, h -> h.pageReads());
     }
 
     private Channel bind(Class<? extends ServerSocketChannel> channelType,

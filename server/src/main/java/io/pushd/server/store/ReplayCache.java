@@ -78,7 +78,7 @@ public final class ReplayCache implements AutoCloseable {
     private final Retention retention;
     private final ReentrantReadWriteLock fileLock = new ReentrantReadWriteLock();
     private final Map<String, Runs> topics = new ConcurrentHashMap<>();
-    private boolean failing;
+    private volatile boolean failing;
     private volatile boolean closed;
 
     private ReplayCache(Path dir, Duration retentionAge, long retentionCount, long minFreeBytes, TimeProvider clock) {
