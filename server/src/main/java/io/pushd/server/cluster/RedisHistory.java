@@ -287,7 +287,7 @@ public final class RedisHistory implements EventHistory {
      * refused here (the batch gets its 503 from the scripts).
      */
     java.util.Set<String> overTopicLimit(List<String> topics) {
-        List<String> beyond = new java.util.ArrayList<>();
+        java.util.Set<String> beyond = new java.util.LinkedHashSet<>();
         java.util.Set<String> admitted = new java.util.HashSet<>();
         int room = maxTopics - held.size();
         for (String topic : topics) {
@@ -307,12 +307,13 @@ public final class RedisHistory implements EventHistory {
         java.util.Set<String> refused = new java.util.HashSet<>();
         try {
             List<CompletableFuture<Long>> exists = new java.util.ArrayList<>();
-            for (String topic : beyond) {
+            List<String> asked = List.copyOf(beyond);
+            for (String topic : asked) {
                 exists.add(redis.commands().async().exists(RedisKeys.meta(topic)).toCompletableFuture());
             }
-            for (int i = 0; i < beyond.size(); i++) {
+            for (int i = 0; i < asked.size(); i++) {
                 if (exists.get(i).get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS) == 0) {
-                    refused.add(beyond.get(i));
+                    refused.add(asked.get(i));
                 }
             }
         } catch (Exception e) {
