@@ -53,6 +53,9 @@ public final class PushClient implements AutoCloseable {
     private ClientConnection<?> current;
     private ScheduledFuture<?> pendingAttempt;
     private int unconfirmedTopics;
+    /** The token the server last refused (401/403), so it is not sent again; null: none refused. */
+    private String refusedToken;
+    private boolean refusedWithoutToken;
 
     // Written on the event loop only (so ++ is safe), readable from any thread.
     private volatile int failedAttempts;
@@ -242,13 +245,23 @@ public final class PushClient implements AutoCloseable {
         if (!advance(ClientState.CONNECTING)) {
             return;
         }
+        String token = token();
+        if (refusedToken != null ? refusedToken.equals(token) : refusedWithoutToken && token == null) {
+            // the supplier has nothing new: the same answer would come back (protocol/README.md, Reconnecting)
+            log.warn("not reconnecting to {}:{}: the server refused this client's token and the supplier gave the "
+                    + "same one again", options.host(), options.port());
+            stopForGood();
+            return;
+        }
+        refusedToken = null;
+        refusedWithoutToken = false;
         connectAttempts++;
         unconfirmedTopics = cursors.size();
         cursors.values().forEach(TopicCursor::newConnection);
         URI uri = uri();
-        String token = token();
         ClientConnection<?> conn = options.transport() == Transport.SSE
                 ? new SseConnection(this, uri, options, token) : new LiveConnection(this, uri, options, token);
+        conn.sentToken = token;
         Bootstrap b = new Bootstrap()
                 .group(loop)
                 .channel(resources.channelType())
@@ -449,6 +462,12 @@ public final class PushClient implements AutoCloseable {
                 listenerFailed("onConnectFailed", e);
             }
         }
+        if (conn.accessDenied()) {
+            onAccessDenied(conn);
+            if (state.get() == ClientState.CLOSED) {
+                return;
+            }
+        }
         if (!advance(ClientState.WAITING)) {
             log.debug("[{}] closed; client closed, not reconnecting", conn.id());
             return;
@@ -480,6 +499,34 @@ public final class PushClient implements AutoCloseable {
             pendingAttempt = loop.schedule(this::attempt, Math.max(0, delay.toNanos()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             state.set(ClientState.CLOSED); // the event loops are shutting down
+        }
+    }
+
+    /**
+     * 401/403: reported, and the same token is never sent again. Without a supplier there is no
+     * other token, so the client stops now; with one, the next attempt stops unless it gets a new one.
+     */
+    private void onAccessDenied(ClientConnection<?> conn) {
+        log.warn("[{}] {}:{} refused the credentials: {} {}", conn.id(), options.host(), options.port(),
+                conn.refusedStatus, conn.refusedError == null ? "(no error code)" : conn.refusedError);
+        try {
+            listener.onAccessDenied(conn.refusedStatus, conn.refusedError);
+        } catch (RuntimeException e) {
+            listenerFailed("onAccessDenied", e);
+        }
+        if (options.accessToken() == null) {
+            log.warn("[{}] not reconnecting: no accessToken supplier to get another token from", conn.id());
+            stopForGood();
+            return;
+        }
+        refusedToken = conn.sentToken;
+        refusedWithoutToken = conn.sentToken == null;
+    }
+
+    /** As {@link #close()} from inside: CLOSED, forgotten by the resources, nothing pending. */
+    private void stopForGood() {
+        if (state.getAndSet(ClientState.CLOSED) != ClientState.CLOSED) {
+            resources.forget(this);
         }
     }
 
