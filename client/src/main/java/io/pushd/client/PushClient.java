@@ -56,6 +56,8 @@ public final class PushClient implements AutoCloseable {
     /** The token the server last refused (401/403), so it is not sent again; null: none refused. */
     private String refusedToken;
     private boolean refusedWithoutToken;
+    /** The supplier threw at this attempt (then no token is sent, and a 401 is not a reason to stop). */
+    private boolean supplierThrew;
 
     // Written on the event loop only (so ++ is safe), readable from any thread.
     private volatile int failedAttempts;
@@ -245,8 +247,11 @@ public final class PushClient implements AutoCloseable {
         if (!advance(ClientState.CONNECTING)) {
             return;
         }
+        supplierThrew = false;
         String token = token();
-        if (refusedToken != null ? refusedToken.equals(token) : refusedWithoutToken && token == null) {
+        // a supplier that threw may work next time (its token service was away): that is no refusal to repeat
+        if (!supplierThrew
+                && (refusedToken != null ? refusedToken.equals(token) : refusedWithoutToken && token == null)) {
             // the supplier has nothing new: the same answer would come back (protocol/README.md, Reconnecting)
             log.warn("not reconnecting to {}:{}: the server refused this client's token and the supplier gave the "
                     + "same one again", options.host(), options.port());
@@ -297,6 +302,7 @@ public final class PushClient implements AutoCloseable {
             return options.accessToken().get();
         } catch (RuntimeException e) {
             log.warn("accessToken supplier threw; connecting without a token: {}", e.getClass().getSimpleName());
+            supplierThrew = true;
             return null;
         }
     }

@@ -198,4 +198,22 @@ class AccessTokenTest {
         assertThat(recorder.denials).containsExactly("401 missing_token");
         assertThat(client.connectAttempts()).isEqualTo(1);
     }
+
+    @Test
+    void aSupplierThatThrowsForAWhileIsAskedAgainAndTheClientSubscribesOnceItGivesAToken() throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        PushClient client = resources.newClient(options().accessToken(() -> {
+            if (asked.getAndIncrement() < 3) {
+                throw new IllegalStateException("token service away");
+            }
+            try {
+                return token(Duration.ofMinutes(1));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }).build(), recorder).start();
+        Recorder.await("subscribed", WAIT, () -> recorder.subscribed.size() == 1);
+        assertThat(recorder.denials).hasSize(3).allMatch(d -> d.equals("401 missing_token"));
+        assertThat(client.state()).isEqualTo(ClientState.CONNECTED);
+    }
 }
