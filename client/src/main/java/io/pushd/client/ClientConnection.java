@@ -1,9 +1,12 @@
 package io.pushd.client;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.pushd.protocol.CloseCode;
+import java.io.IOException;
 import java.net.URI;
 import java.util.OptionalLong;
 
@@ -17,6 +20,8 @@ import java.util.OptionalLong;
  */
 abstract class ClientConnection<I> extends SimpleChannelInboundHandler<I> {
 
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     final PushClient client;
     final URI uri;
     final PushClientOptions options;
@@ -29,6 +34,12 @@ abstract class ClientConnection<I> extends SimpleChannelInboundHandler<I> {
     /** Why the connection ended without a close code, for logs and onConnectFailed. */
     Throwable failure;
     String endNote;
+    /** The token this attempt sent (never logged), null: none. */
+    String sentToken;
+    /** The HTTP status of an upgrade (SSE: request) the server answered with an error, 0: none. */
+    int refusedStatus;
+    /** The {@code error} code of that answer's JSON body, or null. */
+    String refusedError;
 
     ClientConnection(PushClient client, URI uri, PushClientOptions options, boolean autoRelease) {
         super(autoRelease);
@@ -66,6 +77,30 @@ abstract class ClientConnection<I> extends SimpleChannelInboundHandler<I> {
             return endNote;
         }
         return failure != null ? String.valueOf(failure.getMessage()) : "connection lost";
+    }
+
+    /** The server denied the credentials (401) or the access they give (403): retrying the same token cannot help. */
+    boolean accessDenied() {
+        return !opened && (refusedStatus == 401 || refusedStatus == 403);
+    }
+
+    /** Remembers an error answer before the transport opened: its status and the body's {@code error} code. */
+    void refused(int status, String body) {
+        refusedStatus = status;
+        refusedError = errorCode(body);
+    }
+
+    /** {@code error} of a JSON error body ({@code {"error":CODE,"message":TEXT}}), or null. */
+    static String errorCode(String body) {
+        if (body == null || body.isBlank()) {
+            return null;
+        }
+        try {
+            JsonNode code = JSON.readTree(body).get("error");
+            return code != null && code.isTextual() ? code.asText() : null;
+        } catch (IOException | RuntimeException e) {
+            return null; // not our server's answer (a proxy's HTML page): the status alone tells
+        }
     }
 
     void failed(Throwable cause) {

@@ -10,6 +10,9 @@ public enum ClientState {
     CONNECTED,
     /** Disconnected; the next attempt is scheduled. */
     WAITING,
-    /** {@link PushClient#close()} was called: no more attempts. */
+    /**
+     * {@link PushClient#close()} was called, or the server refused the client's credentials (401/403)
+     * and no new token came from the supplier: no more attempts.
+     */
     CLOSED
 }

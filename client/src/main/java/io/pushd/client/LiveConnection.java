@@ -1,8 +1,10 @@
 package io.pushd.client;
 
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpObjectAggregator;
@@ -21,6 +23,7 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.pushd.protocol.CloseCode;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * into calls on the client, and remembers how the connection ended. One instance per channel.
  *
  * <pre>
- * idle (silence detector) → HTTP codec → HTTP aggregator → WebSocket protocol (handshake, pong)
- *     → frame aggregator → this
+ * idle (silence detector) → HTTP codec → HTTP aggregator → refusal reader (until the handshake's answer)
+ *     → WebSocket protocol (handshake, pong) → frame aggregator → this
  * </pre>
  */
 final class LiveConnection extends ClientConnection<WebSocketFrame> {
@@ -76,9 +79,27 @@ final class LiveConnection extends ClientConnection<WebSocketFrame> {
         p.addLast("silence", new IdleStateHandler(options.silenceTimeout().toMillis(), 0, 0, TimeUnit.MILLISECONDS));
         p.addLast("http", new HttpClientCodec());
         p.addLast("http-aggregator", new HttpObjectAggregator(MAX_HTTP_RESPONSE_BYTES));
+        p.addLast("refusal", new RefusalReader());
         p.addLast("ws", new WebSocketClientProtocolHandler(ws));
         p.addLast("ws-aggregator", new WebSocketFrameAggregator(options.maxFrameBytes()));
         p.addLast("push", this);
+    }
+
+    /**
+     * Reads the status and JSON {@code error} of an answer other than 101 (the protocol handler
+     * keeps only status and headers in its exception), then steps out of the pipeline.
+     */
+    private final class RefusalReader extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+            if (msg instanceof FullHttpResponse r) {
+                if (r.status().code() != 101) {
+                    refused(r.status().code(), r.content().toString(StandardCharsets.UTF_8));
+                }
+                ctx.pipeline().remove(this);
+            }
+            ctx.fireChannelRead(msg);
+        }
     }
 
     /** {@link PushClient#close()}: a normal close frame, then the socket. */

@@ -53,6 +53,11 @@ public final class PushClient implements AutoCloseable {
     private ClientConnection<?> current;
     private ScheduledFuture<?> pendingAttempt;
     private int unconfirmedTopics;
+    /** The token the server last refused (401/403), so it is not sent again; null: none refused. */
+    private String refusedToken;
+    private boolean refusedWithoutToken;
+    /** The supplier threw at this attempt (then no token is sent, and a 401 is not a reason to stop). */
+    private boolean supplierThrew;
 
     // Written on the event loop only (so ++ is safe), readable from any thread.
     private volatile int failedAttempts;
@@ -242,13 +247,26 @@ public final class PushClient implements AutoCloseable {
         if (!advance(ClientState.CONNECTING)) {
             return;
         }
+        supplierThrew = false;
+        String token = token();
+        // a supplier that threw may work next time (its token service was away): that is no refusal to repeat
+        if (!supplierThrew
+                && (refusedToken != null ? refusedToken.equals(token) : refusedWithoutToken && token == null)) {
+            // the supplier has nothing new: the same answer would come back (protocol/README.md, Reconnecting)
+            log.warn("not reconnecting to {}:{}: the server refused this client's token and the supplier gave the "
+                    + "same one again", options.host(), options.port());
+            stopForGood();
+            return;
+        }
+        refusedToken = null;
+        refusedWithoutToken = false;
         connectAttempts++;
         unconfirmedTopics = cursors.size();
         cursors.values().forEach(TopicCursor::newConnection);
         URI uri = uri();
-        String token = token();
         ClientConnection<?> conn = options.transport() == Transport.SSE
                 ? new SseConnection(this, uri, options, token) : new LiveConnection(this, uri, options, token);
+        conn.sentToken = token;
         Bootstrap b = new Bootstrap()
                 .group(loop)
                 .channel(resources.channelType())
@@ -284,6 +302,7 @@ public final class PushClient implements AutoCloseable {
             return options.accessToken().get();
         } catch (RuntimeException e) {
             log.warn("accessToken supplier threw; connecting without a token: {}", e.getClass().getSimpleName());
+            supplierThrew = true;
             return null;
         }
     }
@@ -449,6 +468,12 @@ public final class PushClient implements AutoCloseable {
                 listenerFailed("onConnectFailed", e);
             }
         }
+        if (conn.accessDenied()) {
+            onAccessDenied(conn);
+            if (state.get() == ClientState.CLOSED) {
+                return;
+            }
+        }
         if (!advance(ClientState.WAITING)) {
             log.debug("[{}] closed; client closed, not reconnecting", conn.id());
             return;
@@ -480,6 +505,34 @@ public final class PushClient implements AutoCloseable {
             pendingAttempt = loop.schedule(this::attempt, Math.max(0, delay.toNanos()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             state.set(ClientState.CLOSED); // the event loops are shutting down
+        }
+    }
+
+    /**
+     * 401/403: reported, and the same token is never sent again. Without a supplier there is no
+     * other token, so the client stops now; with one, the next attempt stops unless it gets a new one.
+     */
+    private void onAccessDenied(ClientConnection<?> conn) {
+        log.warn("[{}] {}:{} refused the credentials: {} {}", conn.id(), options.host(), options.port(),
+                conn.refusedStatus, conn.refusedError == null ? "(no error code)" : conn.refusedError);
+        try {
+            listener.onAccessDenied(conn.refusedStatus, conn.refusedError);
+        } catch (RuntimeException e) {
+            listenerFailed("onAccessDenied", e);
+        }
+        if (options.accessToken() == null) {
+            log.warn("[{}] not reconnecting: no accessToken supplier to get another token from", conn.id());
+            stopForGood();
+            return;
+        }
+        refusedToken = conn.sentToken;
+        refusedWithoutToken = conn.sentToken == null;
+    }
+
+    /** As {@link #close()} from inside: CLOSED, forgotten by the resources, nothing pending. */
+    private void stopForGood() {
+        if (state.getAndSet(ClientState.CLOSED) != ClientState.CLOSED) {
+            resources.forget(this);
         }
     }
 

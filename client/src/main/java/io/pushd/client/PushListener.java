@@ -43,6 +43,18 @@ public interface PushListener {
     default void onConnectFailed(Throwable cause) {
     }
 
+    /**
+     * The server refused the credentials: 401 ({@code missing_token}, {@code invalid_token}) or 403
+     * ({@code topic_not_allowed}, {@code origin_not_allowed}, ...) to the upgrade or the SSE request;
+     * {@code error} is the answer's code, or null when it had none. Sending the same token again
+     * cannot succeed, so the client retries (after the usual backoff) only when its
+     * {@code accessToken} supplier then gives a different token; otherwise it stops for good
+     * ({@link ClientState#CLOSED}), right after this call or at that next attempt.
+     * {@link #onConnectFailed} is called too.
+     */
+    default void onAccessDenied(int status, String error) {
+    }
+
     /** The server answered an in-band command with an {@code error} frame. */
     default void onError(String code, String message) {
     }

@@ -161,6 +161,7 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
                     endNote = "the server ended the stream without a close event";
                 }
             } else if (errorStatus != null) {
+                refused(errorStatus.code(), errorBody.toString());
                 failed(new IOException("GET " + uri.getRawPath() + " answered " + errorStatus + ": "
                         + errorBody.toString().strip()));
                 log.debug("[{}] refused: {}", id(), failure.getMessage());

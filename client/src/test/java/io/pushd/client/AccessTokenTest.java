@@ -67,11 +67,25 @@ class AccessTokenTest {
     }
 
     private String token(Duration life) throws Exception {
+        return token(life, key, List.of("t"));
+    }
+
+    private static String token(Duration life, OctetSequenceKey signer, List<String> topics) throws Exception {
         JWTClaimsSet claims = new JWTClaimsSet.Builder().subject("user-1").expirationTime(Date.from(Instant.now().plus(life)))
-                .claim("topics", List.of("t")).claim("publish", List.of("t")).build();
+                .claim("topics", topics).claim("publish", List.of("t")).build();
         SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.HS256).keyID("k1").build(), claims);
-        jwt.sign(new MACSigner(key));
+        jwt.sign(new MACSigner(signer));
         return jwt.serialize();
+    }
+
+    /** A token the server cannot verify: signed with another key of the same id. */
+    private static String forged() throws Exception {
+        return token(Duration.ofMinutes(1), new OctetSequenceKeyGenerator(256).keyID("k1").generate(), List.of("t"));
+    }
+
+    /** Waits {@code d}, long enough for several attempts at the test's 100-400 ms backoff. */
+    private static void several(Duration d) throws InterruptedException {
+        Thread.sleep(d.toMillis());
     }
 
     private void publish(int n) throws Exception {
@@ -126,5 +140,80 @@ class AccessTokenTest {
         Recorder.await("the event", WAIT, () -> recorder.events.size() == 1);
         assertThat(recorder.closes).isEmpty();
         assertThat(recorder.connected).hasSize(1);
+    }
+
+    @Test
+    void aClientWithoutATokenIsRefusedOnceAndStopsInsteadOfRetrying() throws Exception {
+        PushClient client = resources.newClient(options().build(), recorder).start();
+        Recorder.await("the 401", WAIT, () -> !recorder.denials.isEmpty());
+        several(Duration.ofMillis(1500));
+        assertThat(recorder.denials).containsExactly("401 missing_token");
+        assertThat(client.connectAttempts()).isEqualTo(1);
+        assertThat(client.state()).isEqualTo(ClientState.CLOSED);
+        assertThat(recorder.connected).isEmpty();
+    }
+
+    @Test
+    void aSupplierThatGivesTheRefusedTokenAgainStopsTheClientBeforeItIsSentTwice() throws Exception {
+        String bad = forged();
+        PushClient client = resources.newClient(options().accessToken(() -> bad).build(), recorder).start();
+        Recorder.await("stopped", WAIT, () -> client.state() == ClientState.CLOSED);
+        several(Duration.ofMillis(1000));
+        assertThat(recorder.denials).containsExactly("401 invalid_token");
+        assertThat(client.connectAttempts()).isEqualTo(1);
+    }
+
+    @Test
+    void aSupplierWithANewTokenAfterA401IsTriedAgainAndTheClientSubscribes() throws Exception {
+        String bad = forged();
+        AtomicInteger asked = new AtomicInteger();
+        PushClient client = resources.newClient(options().accessToken(() -> {
+            try {
+                return asked.getAndIncrement() == 0 ? bad : token(Duration.ofMinutes(1));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }).build(), recorder).start();
+        Recorder.await("subscribed", WAIT, () -> recorder.subscribed.size() == 1);
+        assertThat(recorder.denials).containsExactly("401 invalid_token");
+        assertThat(client.state()).isEqualTo(ClientState.CONNECTED);
+        publish(1);
+        Recorder.await("the event", WAIT, () -> recorder.events.size() == 1);
+    }
+
+    @Test
+    void aTopicOutsideTheTokensClaimsIs403AndTheClientStops() throws Exception {
+        String other = token(Duration.ofMinutes(1), key, List.of("other"));
+        PushClient client = resources.newClient(options().accessToken(() -> other).build(), recorder).start();
+        Recorder.await("stopped", WAIT, () -> client.state() == ClientState.CLOSED);
+        assertThat(recorder.denials).containsExactly("403 topic_not_allowed");
+        assertThat(client.connectAttempts()).isEqualTo(1);
+    }
+
+    @Test
+    void anSseClientWithoutATokenStopsAfterIts401Too() throws Exception {
+        PushClient client = resources.newClient(options().transport(Transport.SSE).build(), recorder).start();
+        Recorder.await("stopped", WAIT, () -> client.state() == ClientState.CLOSED);
+        several(Duration.ofMillis(1000));
+        assertThat(recorder.denials).containsExactly("401 missing_token");
+        assertThat(client.connectAttempts()).isEqualTo(1);
+    }
+
+    @Test
+    void aSupplierThatThrowsForAWhileIsAskedAgainAndTheClientSubscribesOnceItGivesAToken() throws Exception {
+        AtomicInteger asked = new AtomicInteger();
+        PushClient client = resources.newClient(options().accessToken(() -> {
+            if (asked.getAndIncrement() < 3) {
+                throw new IllegalStateException("token service away");
+            }
+            try {
+                return token(Duration.ofMinutes(1));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        }).build(), recorder).start();
+        Recorder.await("subscribed", WAIT, () -> recorder.subscribed.size() == 1);
+        assertThat(recorder.denials).hasSize(3).allMatch(d -> d.equals("401 missing_token"));
+        assertThat(client.state()).isEqualTo(ClientState.CONNECTED);
     }
 }

@@ -1,5 +1,8 @@
 package io.pushd.loadtest;
 
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
@@ -24,5 +27,24 @@ public final class Commands {
     /** The command line as the report shows it: {@code push-loadtest} and the arguments as given. */
     public static String commandLine(CommandSpec spec) {
         return "push-loadtest " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+    }
+
+    /** {@code u} as {@code http://host:port} when it names a loopback server; else a usage error. */
+    public static URI loopbackUrl(CommandSpec spec, URI u) {
+        if (!"http".equals(u.getScheme()) || u.getHost() == null || u.getPort() < 1) {
+            throw usage(spec, "--url must look like http://127.0.0.1:8080 (scheme http, host and port): " + u);
+        }
+        try {
+            // Loopback only: a load test must never be pointed at someone else's server by accident.
+            for (InetAddress a : InetAddress.getAllByName(u.getHost())) {
+                if (!a.isLoopbackAddress()) {
+                    throw usage(spec, "--url must be a loopback address, not " + u.getHost() + " ("
+                            + a.getHostAddress() + ")");
+                }
+            }
+        } catch (UnknownHostException e) {
+            throw usage(spec, "--url: unknown host " + u.getHost());
+        }
+        return URI.create("http://" + u.getHost() + ":" + u.getPort());
     }
 }

@@ -2,6 +2,7 @@ package io.pushd.loadtest;
 
 import io.pushd.loadtest.bench.BenchCommand;
 import io.pushd.loadtest.fanout.FanoutCommand;
+import io.pushd.loadtest.publish.PublishCommand;
 import io.pushd.loadtest.restart.RestartCommand;
 import io.pushd.loadtest.storm.StormCommand;
 import picocli.CommandLine;
@@ -26,6 +27,7 @@ import picocli.CommandLine.Command;
                 FanoutCommand.class,
                 StormCommand.class,
                 BenchCommand.class,
+                PublishCommand.class,
                 CommandLine.HelpCommand.class
         })
 public final class LoadTestMain implements Runnable {

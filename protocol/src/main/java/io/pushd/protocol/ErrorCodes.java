@@ -19,6 +19,8 @@ public final class ErrorCodes {
     public static final String ORIGIN_NOT_ALLOWED = "origin_not_allowed";
     public static final String INTERNAL = "internal";
     public static final String STORAGE_FULL = "storage_full";
+    /** 503: appended, but the batch's sync failed (store.fsync): the event may be stored; retry with the same key. */
+    public static final String NOT_DURABLE = "not_durable";
     /** 401: mode jwt and no token. */
     public static final String MISSING_TOKEN = "missing_token";
     /** 401 (and an in-band refresh that does not verify): the token does not verify. */

@@ -69,6 +69,17 @@ class StartupRampTest {
     }
 
     @Test
+    void aHerdThatComesAfterTheWindowWouldHaveEndedIsStillRamped() throws Exception {
+        Files.writeString(dataDir.resolve("connections"), "200");
+        server = TestServers.start(dataDir);
+        Thread.sleep(5_500); // past a 5 s window counted from the start: the herd of a server that was ready late
+        List<WsClient> herd = connectAll(60);
+        List<WsClient> refused = herd.stream().filter(w -> w.messages.isEmpty()).toList();
+        assertThat(refused).isNotEmpty();
+        assertThat(refused.get(0).awaitClose(Duration.ofSeconds(5))).isEqualTo(CloseCode.TRY_AGAIN_LATER.code());
+    }
+
+    @Test
     void withoutTheRampEveryoneIsAdmittedAtOnce() throws Exception {
         Files.writeString(dataDir.resolve("connections"), "200");
         ServerConfig c = TestServers.config(dataDir);

@@ -27,6 +27,8 @@ public class Recorder implements PushListener {
     public final List<Long> connected = new CopyOnWriteArrayList<>();
     public final List<Close> closes = new CopyOnWriteArrayList<>();
     public final List<Throwable> connectFailures = new CopyOnWriteArrayList<>();
+    /** {@code "<status> <error>"} per {@link #onAccessDenied}. */
+    public final List<String> denials = new CopyOnWriteArrayList<>();
 
     @Override
     public void onEvent(String topic, EventId id, long ts, JsonNode data) {
@@ -56,6 +58,11 @@ public class Recorder implements PushListener {
     @Override
     public void onConnectFailed(Throwable cause) {
         connectFailures.add(cause);
+    }
+
+    @Override
+    public void onAccessDenied(int status, String error) {
+        denials.add(status + " " + error);
     }
 
     public List<Long> seqs() {

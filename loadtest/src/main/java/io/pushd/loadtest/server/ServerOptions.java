@@ -1,10 +1,9 @@
 package io.pushd.loadtest.server;
 
+import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.Deadline;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.URI;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -94,20 +93,7 @@ public final class ServerOptions {
     }
 
     private URI checkedUrl(URI u) {
-        if (!"http".equals(u.getScheme()) || u.getHost() == null || u.getPort() < 1) {
-            throw usage("--url must look like http://127.0.0.1:8080 (scheme http, host and port): " + u);
-        }
-        try {
-            // Loopback only: a load test must never be pointed at someone else's server by accident.
-            for (InetAddress a : InetAddress.getAllByName(u.getHost())) {
-                if (!a.isLoopbackAddress()) {
-                    throw usage("--url must be a loopback address, not " + u.getHost() + " (" + a.getHostAddress() + ")");
-                }
-            }
-        } catch (UnknownHostException e) {
-            throw usage("--url: unknown host " + u.getHost());
-        }
-        return URI.create("http://" + u.getHost() + ":" + u.getPort());
+        return Commands.loopbackUrl(spec, u);
     }
 
     private Path resolveJar() {

@@ -5,6 +5,7 @@ import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.RetryHints;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 
 /**
  * Decides whether an upgraded connection may stay: total connections, connections per client
@@ -20,6 +21,13 @@ public final class AdmissionControl {
     /** The ramp admits this much faster than an even spread, so clients that keep to it are not refused. */
     static final double RAMP_SLACK = 1.25;
 
+    /**
+     * How long an armed ramp waits for its first client. A client whose reconnects failed while
+     * the server was down backs off up to 60 s (protocol/README.md), so the herd arrives within
+     * that; a server nobody comes back to stops ramping then.
+     */
+    static final long RAMP_ARMED_FOR_MILLIS = 60_000;
+
     /** {@code limit} is null and {@code retryMs} 0 when admitted. */
     public record Decision(boolean admitted, Limit limit, String reason, long retryMs) {
         static final Decision ADMITTED = new Decision(true, null, null, 0);
@@ -31,6 +39,11 @@ public final class AdmissionControl {
     private final RetryHints hints;
     private final TokenBucket handshakes;
     private final AtomicInteger connections = new AtomicInteger();
+    private final LongSupplier nanoTime;
+    /** Set by {@link #startRamp}; the window opens at the first upgrade, or lapses unopened. */
+    private volatile boolean rampArmed;
+    private volatile long rampArmedUntilNanos;
+    private volatile int rampExpected;
     private volatile TokenBucket ramp;
     private volatile long rampUntilNanos;
     private volatile long rampWindowMillis;
@@ -38,11 +51,16 @@ public final class AdmissionControl {
     private final ConcurrentHashMap<String, AtomicInteger> perSubject = new ConcurrentHashMap<>();
 
     public AdmissionControl(Limits limits, RetryHints hints) {
+        this(limits, hints, System::nanoTime);
+    }
+
+    AdmissionControl(Limits limits, RetryHints hints, LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
         this.maxConnections = limits.maxConnections();
         this.maxPerIp = limits.maxConnectionsPerIp();
         this.maxPerSubject = limits.maxConnectionsPerSubject();
         this.hints = hints;
-        this.handshakes = new TokenBucket(limits.maxHandshakesPerSecond(), System.nanoTime());
+        this.handshakes = new TokenBucket(limits.maxHandshakesPerSecond(), nanoTime.getAsLong());
     }
 
     /**
@@ -50,15 +68,33 @@ public final class AdmissionControl {
      * even spread over {@code windowMillis} (plus slack). After a crash no client got a retry
      * hint, so their own jitter is all that spreads them; the ramp turns a bunch into 1013s whose
      * hints place the extra clients later in the window.
+     *
+     * <p>The window opens at the first upgrade after this call, not at the call: a server that is
+     * ready late (a long recovery, a slow supervisor) meets the herd when most of a window counted
+     * from the start would have passed (one run let 35 % of the clients in within a second). An
+     * armed ramp that sees no upgrade for {@value #RAMP_ARMED_FOR_MILLIS} ms lapses.
      */
     public void startRamp(int expected, long windowMillis) {
         if (expected <= 0 || windowMillis <= 0) {
             return;
         }
-        double rate = RAMP_SLACK * expected * 1000.0 / windowMillis;
-        long now = System.nanoTime();
+        rampExpected = expected;
         rampWindowMillis = windowMillis;
-        rampUntilNanos = now + windowMillis * 1_000_000L;
+        rampArmedUntilNanos = nanoTime.getAsLong() + RAMP_ARMED_FOR_MILLIS * 1_000_000L;
+        rampArmed = true;
+    }
+
+    /** Opens an armed ramp's window at {@code now}, the first upgrade's time, unless it lapsed. */
+    private synchronized void openRamp(long now) {
+        if (!rampArmed) {
+            return; // another upgrade opened it first
+        }
+        rampArmed = false;
+        if (now - rampArmedUntilNanos >= 0) {
+            return;
+        }
+        double rate = RAMP_SLACK * rampExpected * 1000.0 / rampWindowMillis;
+        rampUntilNanos = now + rampWindowMillis * 1_000_000L;
         ramp = new TokenBucket(rate, Math.max(1.0, rate / 10), now); // at most 100 ms worth at once
     }
 
@@ -74,9 +110,12 @@ public final class AdmissionControl {
      * @param subject the token's {@code sub}, counted against {@code limits.maxConnectionsPerSubject}; null: none
      */
     public Decision admit(String clientIp, String subject) {
+        if (rampArmed) {
+            openRamp(nanoTime.getAsLong());
+        }
         TokenBucket r = ramp;
         if (r != null) {
-            long now = System.nanoTime();
+            long now = nanoTime.getAsLong();
             if (now - rampUntilNanos >= 0) {
                 ramp = null;
             } else {
@@ -92,7 +131,7 @@ public final class AdmissionControl {
         }
         double rateDeficit;
         synchronized (handshakes) {
-            rateDeficit = handshakes.tryAcquire(System.nanoTime()) ? -1 : handshakes.deficitSeconds();
+            rateDeficit = handshakes.tryAcquire(nanoTime.getAsLong()) ? -1 : handshakes.deficitSeconds();
         }
         if (rateDeficit >= 0) {
             return refuse(Limit.HANDSHAKE_RATE, "upgrade rate over limit", 1 + rateDeficit);

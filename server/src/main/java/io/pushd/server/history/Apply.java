@@ -48,8 +48,14 @@ final class Apply {
      * through {@code ingest} and fanned out.
      */
     void commit(PublishBatch batch, Ingest ingest) {
-        if (!batch.appended.isEmpty()) {
-            history.sync();
+        // A repeated key is synced too: its original may be an append whose sync failed, still pending.
+        if (!batch.appended.isEmpty() || !batch.deduplicated.isEmpty()) {
+            try {
+                history.sync();
+            } catch (RuntimeException e) {
+                notDurable(batch, e);
+                return;
+            }
         }
         ingest.acknowledgeDuplicates(batch);
         long appendedNanos = System.nanoTime();
@@ -66,5 +72,18 @@ final class Apply {
                 log.error("fan-out of topic {} failed", r.topic(), e);
             }
         }
+    }
+
+    /**
+     * The sync failed: the appended events are in the log but not known to be durable (and stay
+     * invisible until a later sync succeeds), so none is acknowledged or fanned out; each is
+     * answered "may be stored, retry with the same key", which then gets its original number.
+     */
+    private static void notDurable(PublishBatch batch, RuntimeException cause) {
+        log.error("sync of a batch of {} appended event(s) failed; answered 503 (may be stored)",
+                batch.appended.size(), cause);
+        NotDurableException e = new NotDurableException(cause);
+        batch.appended.forEach(r -> r.answer().completeExceptionally(e));
+        batch.deduplicated.forEach(r -> r.answer().completeExceptionally(e));
     }
 }

@@ -18,6 +18,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.internal.PlatformDependent;
 import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.ResetReason;
+import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.auth.AccessControl;
 import io.pushd.server.auth.DenialReason;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,8 +50,7 @@ public final class ServerMetrics {
         REFUSED_DRAINING, REFUSED_PER_SUBJECT, REFUSED_UNAUTHORIZED
     }
 
-    /** Why a TCP connection was refused or failed at accept. */
-    public enum Refusal { PER_ADDRESS, TOTAL, ACCEPT_FAILED }
+    private static final String REFUSED_DESCRIPTION = "TCP connections closed at accept (caps) or failed accepts";
 
     // Declared in registration order: each initializer registers its meter with this registry.
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -58,8 +59,11 @@ public final class ServerMetrics {
             "reset frames sent, by reason", "reason", ResetReason::wireName);
     private final Map<CloseCode, Counter> closes = counters(CloseCode.class, "push.closes.sent",
             "close frames sent with the server's own code, by code", "code", c -> Integer.toString(c.code()));
-    private final Map<Refusal, Counter> refusals = counters(Refusal.class, "push.connections.refused",
-            "TCP connections closed at accept (caps) or failed accepts", "reason", r -> r.name().toLowerCase());
+    private final Map<ConnectionLimiter.Refusal, Counter> refusals = counters(ConnectionLimiter.Refusal.class,
+            "push.connections.refused", REFUSED_DESCRIPTION, "reason", r -> r.name().toLowerCase(Locale.ROOT));
+    // the same meter name as the caps' refusals: one place to look for connections that never got in
+    private final Counter acceptFailures = Counter.builder("push.connections.refused")
+            .description(REFUSED_DESCRIPTION).tag("reason", "accept_failed").register(registry);
     private final Map<String, Counter> authDenied = registerAuthDenied();
     private final AtomicInteger subscriptions = registerSubscriptions();
     private final Counter published = counter("push.events.published", null, "events appended");
@@ -110,7 +114,7 @@ public final class ServerMetrics {
             for (Handshake h : Handshake.values()) {
                 byOutcome.put(h, Counter.builder("push.handshakes")
                         .description("WebSocket upgrades and SSE starts by outcome")
-                        .tag("outcome", h.name().toLowerCase()).tag("transport", transport).register(registry));
+                        .tag("outcome", h.name().toLowerCase(Locale.ROOT)).tag("transport", transport).register(registry));
             }
             out.put(transport, byOutcome);
         }
@@ -191,8 +195,14 @@ public final class ServerMetrics {
         }
     }
 
-    public void connectionRefused(Refusal reason) {
+    /** A TCP connection closed at accept by a cap. */
+    public void connectionRefused(ConnectionLimiter.Refusal reason) {
         refusals.get(reason).increment();
+    }
+
+    /** An accept that failed (out of descriptors, ...): counted with the refusals, reason {@code accept_failed}. */
+    public void acceptFailed() {
+        acceptFailures.increment();
     }
 
     /** @param reason a {@link DenialReason#code()} or one of the {@link AccessControl} constants */

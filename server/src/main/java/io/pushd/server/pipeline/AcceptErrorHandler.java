@@ -38,7 +38,7 @@ public final class AcceptErrorHandler extends ChannelInboundHandlerAdapter {
     }
 
     void failed(Throwable cause, long nowNanos) {
-        metrics.connectionRefused(ServerMetrics.Refusal.ACCEPT_FAILED);
+        metrics.acceptFailed();
         long n = throttle.record(nowNanos);
         if (n > 0) {
             log.warn("{} accept(s) failed since the last report (at most one every {} s): {}", n, LOG_EVERY_SECONDS,

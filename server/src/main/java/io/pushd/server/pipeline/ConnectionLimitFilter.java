@@ -41,8 +41,7 @@ final class ConnectionLimitFilter extends AbstractRemoteAddressFilter<InetSocket
             ctx.channel().closeFuture().addListener(f -> limiter.release(peer));
             return true;
         }
-        metrics.connectionRefused(refusal == ConnectionLimiter.Refusal.TOTAL
-                ? ServerMetrics.Refusal.TOTAL : ServerMetrics.Refusal.PER_ADDRESS);
+        metrics.connectionRefused(refusal);
         long n;
         if (refusal == ConnectionLimiter.Refusal.TOTAL) {
             if ((n = totalLog.record(System.nanoTime())) > 0) {

@@ -12,6 +12,7 @@ import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ProtocolException;
 import io.netty.util.NetUtil;
 import io.pushd.server.auth.AccessDecision;
+import io.pushd.server.history.NotDurableException;
 import io.pushd.server.store.StorageFullException;
 import io.pushd.server.history.Publisher;
 import io.pushd.server.history.TopicLimitException;
@@ -100,9 +101,15 @@ final class PublishRoute {
         return HttpResponses.json(result.created() ? HttpResponseStatus.CREATED : HttpResponseStatus.OK, body);
     }
 
-    private static FullHttpResponse failed(Throwable failure) {
+    static FullHttpResponse failed(Throwable failure) {
         if (failure instanceof RejectedExecutionException) {
             return HttpResponses.notAccepting();
+        }
+        if (failure instanceof NotDurableException) {
+            // not 500 "not stored": it is in the log, and a retry with its key gets the original ID
+            return HttpResponses.withRetryAfter(HttpResponses.error(HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    ErrorCodes.NOT_DURABLE, "the event may be stored but could not be synced to disk; "
+                            + "retry with the same Idempotency-Key to get its ID"));
         }
         if (failure instanceof StorageFullException) {
             // 507: the event was not stored (the disk is full); nothing was acknowledged, retrying is safe

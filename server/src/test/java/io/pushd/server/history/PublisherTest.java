@@ -208,6 +208,8 @@ class PublisherTest {
     static final class FillableStore implements EventHistory {
         final EventHistory real;
         volatile boolean full;
+        /** sync() fails (a disk error under store.fsync) while set. */
+        volatile boolean syncFails;
 
         FillableStore(EventHistory real) {
             this.real = real;
@@ -228,6 +230,9 @@ class PublisherTest {
 
         @Override
         public void sync() {
+            if (syncFails) {
+                throw new java.io.UncheckedIOException(new java.io.IOException("msync: input/output error"));
+            }
             real.sync();
         }
 
@@ -248,6 +253,33 @@ class PublisherTest {
 
         @Override
         public void close() {
+        }
+    }
+
+    @Test
+    void aBatchWhoseSyncFailsIsAnsweredMayBeStoredAndARetryWithItsKeyGetsTheOriginalNumberOnceSynced()
+            throws Exception {
+        ChronicleEventStore durable = new ChronicleEventStore(dataDir.resolve("fsync"), Duration.ofHours(24), 100_000,
+                Duration.ofHours(24), true, clock);
+        FillableStore flaky = new FillableStore(durable);
+        TopicHub durableHub = new TopicHub(durable::epoch, UnpooledByteBufAllocator.DEFAULT, metrics);
+        Publisher p = new Publisher(flaky, new LocalSequencer(durable.heads()), durableHub, metrics,
+                clock::currentTimeMillis, 64);
+        try {
+            flaky.syncFails = true;
+            assertThat(p.publish("s", json("1"), "k1")).failsWithin(Duration.ofSeconds(30))
+                    .withThrowableOfType(ExecutionException.class).havingCause().isInstanceOf(NotDurableException.class);
+            // the retry finds the key, but its original is still not durable: not acknowledged either
+            assertThat(p.publish("s", json("1"), "k1")).failsWithin(Duration.ofSeconds(30))
+                    .withThrowableOfType(ExecutionException.class).havingCause().isInstanceOf(NotDurableException.class);
+            assertThat(durable.range("s").head()).as("nothing visible before a sync succeeded").isZero();
+            flaky.syncFails = false;
+            assertThat(await(p.publish("s", json("1"), "k1"))).isEqualTo(new Publisher.Result(1, false));
+            assertThat(await(p.publish("s", json("2"), null)).seq()).isEqualTo(2);
+            assertThat(durable.range("s")).isEqualTo(new TopicRange(2, 1));
+        } finally {
+            p.close();
+            durable.close();
         }
     }
 
