@@ -112,6 +112,8 @@ public final class PushServer implements AutoCloseable {
                 : new LocalSequencer(store.heads(), config.limits().maxTopics());
         if (shared != null) {
             shared.start(hub);
+            metrics.gauge("push.cluster.replicas.short", "publish batches fewer replicas than cluster.replicasToAck"
+                    + " acknowledged in time, since start", null, shared, RedisHistory::replicaShortAcks);
         }
         this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
                 PUBLISH_QUEUE_CAPACITY);

@@ -46,6 +46,7 @@ public final class RedisHistory implements EventHistory {
     private volatile Thread applierThread;
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
+    private final java.util.concurrent.atomic.AtomicBoolean reconnectPending = new java.util.concurrent.atomic.AtomicBoolean();
 
     /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
     public RedisHistory(ServerConfig config) {
@@ -57,7 +58,7 @@ public final class RedisHistory implements EventHistory {
             return t;
         });
         try {
-            redis = new RedisLink(config.cluster(), this::onMessage, () -> applier.execute(this::resyncAll));
+            redis = new RedisLink(config.cluster(), this::onMessage, this::onReconnect);
         } catch (RuntimeException e) {
             applier.shutdownNow();
             throw e;
@@ -134,6 +135,11 @@ public final class RedisHistory implements EventHistory {
         return logs.size();
     }
 
+    /** Publish batches fewer replicas than {@code cluster.replicasToAck} acknowledged in time. */
+    public long replicaShortAcks() {
+        return redis.shortAcks();
+    }
+
     /** What this node has applied of {@code topic}, or null when it never loaded it. */
     TopicLog known(String topic) {
         return logs.get(topic);
@@ -170,6 +176,9 @@ public final class RedisHistory implements EventHistory {
         if (existing != null) {
             return existing;
         }
+        // subscribe first, then read the head: an event stored in between is both heard and read
+        // (the applier drops the copy), none falls between the two
+        redis.follow(topic, timeout.toMillis() + 1000);
         List<Object> meta = redis.ensureEpoch(topic, "", 0);
         long head = Long.parseLong(RedisKeys.text(meta.get(1)));
         TopicLog t = new TopicLog(topic, RING, RedisKeys.text(meta.get(0)), head, head == 0 ? 0 : firstKept(topic));
@@ -179,8 +188,8 @@ public final class RedisHistory implements EventHistory {
 
     private void onMessage(byte[] channel, byte[] message) {
         String topic = RedisKeys.topicOfChannel(channel);
-        if (topic == null || !logs.containsKey(topic)) {
-            return; // nobody here asked about it: loaded from Redis when someone does
+        if (topic == null) {
+            return; // not ours; a topic still loading gets its events after the load (both on the applier)
         }
         int a = indexOf(message, 0);
         int b = indexOf(message, a + 1);
@@ -248,6 +257,19 @@ public final class RedisHistory implements EventHistory {
         t.keptFrom(t.head() == 0 ? 0 : firstKept(topic));
     }
 
+    /** Any connection to Redis (re)connected: once for a burst of them, follow every topic again, then backfill. */
+    private void onReconnect() {
+        if (reconnectPending.compareAndSet(false, true)) {
+            applier.execute(() -> {
+                reconnectPending.set(false);
+                if (redis.refollow(List.copyOf(logs.keySet()), timeout.toMillis() + 1000) > 0) {
+                    log.debug("cluster: some topics could not be subscribed again yet; the next reconnect retries");
+                }
+                resyncAll();
+            });
+        }
+    }
+
     /**
      * Applier thread: after a reconnect, and once a second, for a lost message with nothing after
      * it. One pipelined round reads every followed topic's meta; only a topic Redis is ahead of (or
@@ -261,14 +283,21 @@ public final class RedisHistory implements EventHistory {
         try {
             List<List<KeyValue<byte[], byte[]>>> metas =
                     redis.metas(all.stream().map(TopicLog::topic).toList(), timeout.toMillis());
+            List<TopicLog> behind = new java.util.ArrayList<>();
             for (int i = 0; i < all.size(); i++) {
                 TopicLog t = all.get(i);
                 var meta = metas.get(i);
                 String epoch = meta.get(0).hasValue() ? RedisKeys.text(meta.get(0).getValue()) : null;
                 long head = meta.get(1).hasValue() ? Long.parseLong(RedisKeys.text(meta.get(1).getValue())) : 0;
                 if (epoch == null || !epoch.equals(t.epoch()) || head != t.head()) {
-                    backfill(t);
+                    behind.add(t);
                 }
+            }
+            // Behind means live events were not heard: on a Redis Cluster the shard channel may have
+            // moved (failover, resharding) with no reconnect here to tell. Subscribe again first.
+            redis.refollow(behind.stream().map(TopicLog::topic).toList(), timeout.toMillis() + 1000);
+            for (TopicLog t : behind) {
+                backfill(t);
             }
         } catch (RuntimeException e) {
             long now = System.currentTimeMillis();
