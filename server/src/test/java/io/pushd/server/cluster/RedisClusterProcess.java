@@ -83,7 +83,7 @@ final class RedisClusterProcess implements AutoCloseable {
         Map<Integer, String> chosen = new LinkedHashMap<>();
         for (int i = 0; chosen.size() < MASTERS && i < 200; i++) {
             String topic = prefix + i;
-            int slot = Integer.parseInt(cli(ports[0], "CLUSTER", "KEYSLOT", "push:{" + topic + "}:m").trim());
+            int slot = slot(topic);
             for (Map.Entry<Integer, int[]> r : ranges.entrySet()) {
                 if (slot >= r.getValue()[0] && slot <= r.getValue()[1]) {
                     chosen.putIfAbsent(r.getKey(), topic);
@@ -94,6 +94,23 @@ final class RedisClusterProcess implements AutoCloseable {
             fail("no topic name found for every master: " + chosen);
         }
         return chosen;
+    }
+
+    /** Another topic served by {@code port}'s master, in another slot than {@code other}'s. */
+    String anotherTopicOn(int port, String other, String prefix) throws Exception {
+        int[] range = slotRanges().get(port);
+        int otherSlot = slot(other);
+        for (int i = 0; i < 500; i++) {
+            int s = slot(prefix + i);
+            if (s >= range[0] && s <= range[1] && s != otherSlot) {
+                return prefix + i;
+            }
+        }
+        return fail("no second topic found on " + port);
+    }
+
+    private int slot(String topic) throws Exception {
+        return Integer.parseInt(cli(ports[0], "CLUSTER", "KEYSLOT", "push:{" + topic + "}:m").trim());
     }
 
     /** Master port → its one slot range (what {@code --cluster create} gives three empty masters). */
