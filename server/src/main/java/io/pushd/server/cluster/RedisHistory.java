@@ -30,6 +30,10 @@ import org.slf4j.LoggerFactory;
  * stream first, so subscriptions keep their rule "live only at lastSeq + 1, else read the store".
  * The same backfill runs after every reconnect to Redis and once a second for every topic, for a
  * message lost with nothing after it.
+ *
+ * <p>A node subscribes per topic ({@link RedisLink#follow}) when it first loads the topic, before
+ * it reads the head, so nothing stored in between is missed; after a reconnect, and for a topic
+ * found behind, it subscribes again before it backfills.
  */
 public final class RedisHistory implements EventHistory {
 
