@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A node subscribes per topic ({@link RedisLink#follow}) when it first loads the topic, before
  * it reads the head, so nothing stored in between is missed; after a reconnect, and for a topic
- * found behind, it subscribes again before it backfills.
+ * found behind twice with no live event between, it subscribes again before it backfills.
  */
 public final class RedisHistory implements EventHistory {
 
@@ -51,6 +51,8 @@ public final class RedisHistory implements EventHistory {
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
     private final java.util.concurrent.atomic.AtomicBoolean reconnectPending = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Applier thread: topics the last check found behind → their head after that backfill. */
+    private final Map<String, Long> headAfterBackfill = new java.util.HashMap<>();
 
     /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
     public RedisHistory(ServerConfig config) {
@@ -288,6 +290,7 @@ public final class RedisHistory implements EventHistory {
             List<List<KeyValue<byte[], byte[]>>> metas =
                     redis.metas(all.stream().map(TopicLog::topic).toList(), timeout.toMillis());
             List<TopicLog> behind = new java.util.ArrayList<>();
+            List<String> deaf = new java.util.ArrayList<>();
             for (int i = 0; i < all.size(); i++) {
                 TopicLog t = all.get(i);
                 var meta = metas.get(i);
@@ -295,13 +298,22 @@ public final class RedisHistory implements EventHistory {
                 long head = meta.get(1).hasValue() ? Long.parseLong(RedisKeys.text(meta.get(1).getValue())) : 0;
                 if (epoch == null || !epoch.equals(t.epoch()) || head != t.head()) {
                     behind.add(t);
+                    Long before = headAfterBackfill.get(t.topic());
+                    if (before != null && before == t.head()) {
+                        deaf.add(t.topic());
+                    }
+                } else {
+                    headAfterBackfill.remove(t.topic());
                 }
             }
-            // Behind means live events were not heard: on a Redis Cluster the shard channel may have
-            // moved (failover, resharding) with no reconnect here to tell. Subscribe again first.
-            redis.refollow(behind.stream().map(TopicLog::topic).toList(), timeout.toMillis() + 1000);
+            // Behind twice with not one live event applied in between (events in flight make a
+            // topic behind for a moment; this is a second of silence while Redis moved on): on a
+            // Redis Cluster its shard channel may have moved (failover, resharding) with no
+            // reconnect here to tell. Subscribe again, then backfill.
+            redis.refollow(deaf, timeout.toMillis() + 1000);
             for (TopicLog t : behind) {
                 backfill(t);
+                headAfterBackfill.put(t.topic(), t.head());
             }
         } catch (RuntimeException e) {
             long now = System.currentTimeMillis();
