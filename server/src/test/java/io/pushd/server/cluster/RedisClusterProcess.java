@@ -25,20 +25,34 @@ final class RedisClusterProcess implements AutoCloseable {
     private static final int MASTERS = 3;
 
     private final Path dir;
-    private final int[] ports = new int[MASTERS];
-    private final int[] busPorts = new int[MASTERS];
-    private final Process[] processes = new Process[MASTERS];
+    private final int replicas;
+    private final int[] ports;
+    private final int[] busPorts;
+    private final Process[] processes;
 
-    private RedisClusterProcess(Path dir) {
+    private RedisClusterProcess(Path dir, int replicas) {
         this.dir = dir;
+        this.replicas = replicas;
+        int nodes = MASTERS * (1 + replicas);
+        ports = new int[nodes];
+        busPorts = new int[nodes];
+        processes = new Process[nodes];
     }
 
     /** Starts three masters, creates the cluster and waits until every node says cluster_state:ok. */
     static RedisClusterProcess start(Path dir) throws Exception {
+        return start(dir, 0);
+    }
+
+    /**
+     * As {@link #start(Path)}, with {@code replicas} replicas per master ({@code DEBUG} allowed
+     * on every node, so a test can make a replica lag with {@code DEBUG SLEEP}).
+     */
+    static RedisClusterProcess start(Path dir, int replicas) throws Exception {
         RedisProcess.requireBinary();
-        RedisClusterProcess c = new RedisClusterProcess(dir);
+        RedisClusterProcess c = new RedisClusterProcess(dir, replicas);
         try {
-            for (int i = 0; i < MASTERS; i++) {
+            for (int i = 0; i < c.ports.length; i++) {
                 c.ports[i] = freePort();
                 c.busPorts[i] = freePort();
                 c.startNode(i);
@@ -47,10 +61,10 @@ final class RedisClusterProcess implements AutoCloseable {
             for (int p : c.ports) {
                 create.add("127.0.0.1:" + p);
             }
-            create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+            create.addAll(List.of("--cluster-replicas", Integer.toString(replicas), "--cluster-yes"));
             run(create);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!c.allOk()) {
+            while (!c.allOk() || !c.replicasInSync()) {
                 if (System.nanoTime() > deadline) {
                     fail("the Redis Cluster did not reach cluster_state:ok; see " + dir);
                 }
@@ -63,9 +77,41 @@ final class RedisClusterProcess implements AutoCloseable {
         return c;
     }
 
+    /** The port of the (first) replica of the master on {@code masterPort}. */
+    int replicaOf(int masterPort) throws Exception {
+        String masterId = null;
+        String[] lines = cli(ports[0], "CLUSTER", "NODES").split("\n");
+        for (String line : lines) {
+            String[] f = line.trim().split(" ");
+            if (f.length > 2 && f[1].startsWith("127.0.0.1:" + masterPort + "@")) {
+                masterId = f[0];
+            }
+        }
+        for (String line : lines) {
+            String[] f = line.trim().split(" ");
+            if (f.length > 3 && f[2].contains("slave") && f[3].equals(masterId)) {
+                return Integer.parseInt(f[1].substring(f[1].indexOf(':') + 1, f[1].indexOf('@')));
+            }
+        }
+        return fail("no replica of " + masterPort);
+    }
+
+    private boolean replicasInSync() throws Exception {
+        if (replicas == 0) {
+            return true;
+        }
+        for (int p : ports) {
+            String info = cli(p, "INFO", "replication");
+            if (info.contains("role:slave") && !info.contains("master_link_status:up")) {
+                return false;
+            }
+        }
+        return cli(ports[0], "CLUSTER", "NODES").lines().filter(l -> l.contains("slave")).count() == (long) MASTERS * replicas;
+    }
+
     /** {@code redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3}: the daemon's seed syntax. */
     String uri() {
-        return "redis-cluster://" + java.util.Arrays.stream(ports).mapToObj(p -> "127.0.0.1:" + p)
+        return "redis-cluster://" + java.util.Arrays.stream(ports).limit(MASTERS).mapToObj(p -> "127.0.0.1:" + p)
                 .collect(Collectors.joining(","));
     }
 
@@ -151,7 +197,7 @@ final class RedisClusterProcess implements AutoCloseable {
     }
 
     private int indexOf(int port) {
-        for (int i = 0; i < MASTERS; i++) {
+        for (int i = 0; i < ports.length; i++) {
             if (ports[i] == port) {
                 return i;
             }
@@ -164,7 +210,8 @@ final class RedisClusterProcess implements AutoCloseable {
         processes[i] = new ProcessBuilder("redis-server", "--port", Integer.toString(ports[i]),
                 "--cluster-port", Integer.toString(busPorts[i]), "--bind", "127.0.0.1",
                 "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-                "--save", "", "--appendonly", "yes", "--dir", node.toString())
+                "--save", "", "--appendonly", "yes", "--dir", node.toString(),
+                "--enable-debug-command", replicas > 0 ? "yes" : "no")
                 .redirectErrorStream(true)
                 .redirectOutput(node.resolve("redis.log").toFile())
                 .start();
@@ -222,7 +269,7 @@ final class RedisClusterProcess implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        for (int i = 0; i < MASTERS; i++) {
+        for (int i = 0; i < ports.length; i++) {
             stop(i);
         }
     }
