@@ -225,6 +225,8 @@ public final class PushServer implements AutoCloseable {
                 h -> h.cache() != null && h.cache().writable() ? 1 : 0);
         metrics.gauge("push.cluster.history.pages", "pages read from Redis for replays and history requests"
                 + " (what the replay cache did not hold)", null, shared, h -> h.pageReads());
+        metrics.gauge("push.cluster.replicas.short", "publish batches fewer replicas than cluster.replicasToAck"
+                + " acknowledged in time, since start", null, shared, RedisHistory::replicaShortAcks);
     }
 
     private Channel bind(Class<? extends ServerSocketChannel> channelType,

@@ -42,6 +42,10 @@ import org.slf4j.LoggerFactory;
  * keeps the newest few in the topic's {@link TopicLog} ring; {@link #read} serves from those two
  * or answers {@link #NOT_AT_HAND}, and {@link #fetch} reads a page of the stream asynchronously,
  * hands it to the caller and has the applier append it to the cache.
+ *
+ * <p>A node subscribes per topic ({@link RedisLink#follow}) when it first loads the topic, before
+ * it reads the head, so nothing stored in between is missed; after a reconnect, and for a topic
+ * found behind twice with no live event between, it subscribes again before it backfills.
  */
 public final class RedisHistory implements EventHistory {
 
@@ -73,6 +77,9 @@ public final class RedisHistory implements EventHistory {
     private volatile Thread applierThread;
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
+    private final java.util.concurrent.atomic.AtomicBoolean reconnectPending = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Applier thread: topics the last check found behind → their head after that backfill. */
+    private final Map<String, Long> headAfterBackfill = new java.util.HashMap<>();
 
     /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
     public RedisHistory(ServerConfig config) {
@@ -88,7 +95,7 @@ public final class RedisHistory implements EventHistory {
             return t;
         });
         try {
-            redis = new RedisLink(config.cluster(), this::onMessage, () -> applier.execute(this::resyncAll));
+            redis = new RedisLink(config.cluster(), this::onMessage, this::onReconnect);
         } catch (RuntimeException e) {
             applier.shutdownNow();
             if (cache != null) {
@@ -273,6 +280,11 @@ public final class RedisHistory implements EventHistory {
         return pageReads.sum();
     }
 
+    /** Publish batches fewer replicas than {@code cluster.replicasToAck} acknowledged in time. */
+    public long replicaShortAcks() {
+        return redis.shortAcks();
+    }
+
     /** What this node has applied of {@code topic}, or null when it never loaded it. */
     TopicLog known(String topic) {
         return logs.get(topic);
@@ -366,6 +378,9 @@ public final class RedisHistory implements EventHistory {
         if (existing != null) {
             return existing;
         }
+        // subscribe first, then read the head: an event stored in between is both heard and read
+        // (the applier drops the copy), none falls between the two
+        redis.follow(topic, timeout.toMillis() + 1000);
         List<Object> meta = redis.ensureEpoch(topic, "", 0);
         long head = Long.parseLong(RedisKeys.text(meta.get(1)));
         TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, RedisKeys.text(meta.get(0)), head,
@@ -377,8 +392,8 @@ public final class RedisHistory implements EventHistory {
 
     private void onMessage(byte[] channel, byte[] message) {
         String topic = RedisKeys.topicOfChannel(channel);
-        if (topic == null || !logs.containsKey(topic)) {
-            return; // nobody here asked about it: loaded from Redis when someone does
+        if (topic == null) {
+            return; // not ours; a topic still loading gets its events after the load (both on the applier)
         }
         int a = indexOf(message, 0);
         int b = indexOf(message, a + 1);
@@ -452,6 +467,19 @@ public final class RedisHistory implements EventHistory {
         t.keptFrom(t.head() == 0 ? 0 : firstKept(topic));
     }
 
+    /** Any connection to Redis (re)connected: once for a burst of them, follow every topic again, then backfill. */
+    private void onReconnect() {
+        if (reconnectPending.compareAndSet(false, true)) {
+            applier.execute(() -> {
+                reconnectPending.set(false);
+                if (redis.refollow(List.copyOf(logs.keySet()), timeout.toMillis() + 1000) > 0) {
+                    log.debug("cluster: some topics could not be subscribed again yet; the next reconnect retries");
+                }
+                resyncAll();
+            });
+        }
+    }
+
     /**
      * Applier thread: after a reconnect, and once a second, for a lost message with nothing after
      * it. One pipelined round reads every followed topic's meta; only a topic Redis is ahead of (or
@@ -465,14 +493,31 @@ public final class RedisHistory implements EventHistory {
         try {
             List<List<KeyValue<byte[], byte[]>>> metas =
                     redis.metas(all.stream().map(TopicLog::topic).toList(), timeout.toMillis());
+            List<TopicLog> behind = new java.util.ArrayList<>();
+            List<String> deaf = new java.util.ArrayList<>();
             for (int i = 0; i < all.size(); i++) {
                 TopicLog t = all.get(i);
                 var meta = metas.get(i);
                 String epoch = meta.get(0).hasValue() ? RedisKeys.text(meta.get(0).getValue()) : null;
                 long head = meta.get(1).hasValue() ? Long.parseLong(RedisKeys.text(meta.get(1).getValue())) : 0;
                 if (epoch == null || !epoch.equals(t.epoch()) || head != t.head()) {
-                    backfill(t);
+                    behind.add(t);
+                    Long before = headAfterBackfill.get(t.topic());
+                    if (before != null && before == t.head()) {
+                        deaf.add(t.topic());
+                    }
+                } else {
+                    headAfterBackfill.remove(t.topic());
                 }
+            }
+            // Behind twice with not one live event applied in between (events in flight make a
+            // topic behind for a moment; this is a second of silence while Redis moved on): on a
+            // Redis Cluster its shard channel may have moved (failover, resharding) with no
+            // reconnect here to tell. Subscribe again, then backfill.
+            redis.refollow(deaf, timeout.toMillis() + 1000);
+            for (TopicLog t : behind) {
+                backfill(t);
+                headAfterBackfill.put(t.topic(), t.head());
             }
         } catch (RuntimeException e) {
             long now = System.currentTimeMillis();

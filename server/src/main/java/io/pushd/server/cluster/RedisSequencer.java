@@ -89,7 +89,19 @@ public final class RedisSequencer implements Sequencer {
                 noScript.forEach(i -> answers[i] = e);
             }
         }
+        awaitReplicas(publishes, answers);
         return CompletableFuture.completedFuture(new Answers(publishes, answers));
+    }
+
+    /** {@code cluster.replicasToAck}: one WAIT (per master) for the events Redis stored in this batch. */
+    private void awaitReplicas(List<? extends Publish> publishes, Object[] answers) {
+        java.util.Set<String> stored = new java.util.LinkedHashSet<>();
+        for (int i = 0; i < answers.length; i++) {
+            if (answers[i] instanceof List<?>) {
+                stored.add(publishes.get(i).topic());
+            }
+        }
+        redis.awaitReplicas(stored);
     }
 
     /** One pipelined round: every call is sent before the first answer is awaited. */
@@ -127,7 +139,7 @@ public final class RedisSequencer implements Sequencer {
                 p.key() == null ? RedisKeys.meta(topic) : RedisKeys.result(topic, p.key())};
         return redis.publish(keys, p.data(), retentionCount, retentionAgeMillis, RedisKeys.bytes(RedisKeys.newEpoch()),
                 RedisKeys.bytes(seenEpoch), RedisKeys.bytes(Long.toString(seenHead)),
-                p.key() == null ? new byte[0] : dedupeMillis, RedisKeys.channel(topic), RedisKeys.bytes("PUBLISH"));
+                p.key() == null ? new byte[0] : dedupeMillis, RedisKeys.channel(topic), redis.publishCommand());
     }
 
     /** The batch's answers, taken in order by the writer thread. */

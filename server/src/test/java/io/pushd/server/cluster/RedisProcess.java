@@ -25,6 +25,7 @@ final class RedisProcess implements AutoCloseable {
     private final Path dir;
     private final int port;
     private Process process;
+    private List<String> extraArgs = List.of();
 
     private RedisProcess(Path dir, int port) {
         this.dir = dir;
@@ -36,6 +37,15 @@ final class RedisProcess implements AutoCloseable {
         requireBinary();
         RedisProcess r = new RedisProcess(dir, freePort());
         r.startProcess(true);
+        return r;
+    }
+
+    /** Starts Redis (no AOF) with extra {@code redis-server} arguments, e.g. {@code --requirepass}. */
+    static RedisProcess start(Path dir, String... args) throws Exception {
+        requireBinary();
+        RedisProcess r = new RedisProcess(dir, freePort());
+        r.extraArgs = List.of(args);
+        r.startProcess(false);
         return r;
     }
 
@@ -85,8 +95,10 @@ final class RedisProcess implements AutoCloseable {
     }
 
     private void startProcess(boolean aof, Path in) throws Exception {
-        process = new ProcessBuilder("redis-server", "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", aof ? "yes" : "no", "--dir", in.toString())
+        List<String> command = new java.util.ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", aof ? "yes" : "no", "--dir", in.toString()));
+        command.addAll(extraArgs);
+        process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(in.resolve("redis-" + port + ".log").toFile())
                 .start();
@@ -111,7 +123,8 @@ final class RedisProcess implements AutoCloseable {
             InputStream in = s.getInputStream();
             byte[] buf = new byte[7];
             int n = in.readNBytes(buf, 0, 7);
-            return new String(buf, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
+            String answer = new String(buf, 0, n, StandardCharsets.US_ASCII);
+            return answer.startsWith("+PONG") || answer.startsWith("-NOAUTH"); // up, with --requirepass
         } catch (IOException e) {
             return false;
         }

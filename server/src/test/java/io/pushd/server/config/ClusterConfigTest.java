@@ -51,4 +51,43 @@ class ClusterConfigTest {
         assertThat(yaml).contains("redis://***@host:6379").doesNotContain("s3cret");
         assertThat(c.cluster().redisUri()).contains("s3cret"); // the client still gets it
     }
+
+    @Test
+    void aRedisClusterIsNamedByItsSeedsEachWithTheSamePassword() {
+        Cluster c = ConfigLoader.load(null, Map.of("cluster.redisUri",
+                "redis-cluster://:s3cret@10.0.0.1:7000,10.0.0.2:7001, 10.0.0.3:7002")).cluster();
+        assertThat(c.redisCluster()).isTrue();
+        assertThat(c.seeds()).extracting(u -> u.getHost() + ":" + u.getPort())
+                .containsExactly("10.0.0.1:7000", "10.0.0.2:7001", "10.0.0.3:7002");
+        assertThat(c.seeds()).allSatisfy(u -> assertThat(new String(u.getCredentialsProvider().resolveCredentials().block().getPassword())).isEqualTo("s3cret"));
+        assertThat(ConfigLoader.load(null, Map.of("cluster.redisUri", "rediss-cluster://h:7000")).cluster()
+                .seeds().get(0).isSsl()).isTrue();
+        assertThat(ConfigLoader.load(null, Map.of("cluster.redisUri", "redis://h:6379")).cluster().redisCluster())
+                .isFalse();
+    }
+
+    @Test
+    void aRedisClusterSeedListThatIsNotHostAndPortIsRefusedWithoutThePassword() {
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.redisUri", "redis-cluster://:s3cret@h:7000/2")))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.redisUri: redis-cluster://***@h:7000/2")
+                .hasMessageNotContaining("s3cret");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.redisUri", "redis-cluster://h:7000,,h2:7001")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("expected: redis-cluster://");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.redisUri", "redis-cluster://h:7000,h2:99999")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("99999");
+    }
+
+    @Test
+    void replicasToAckIsOffByDefaultAndItsTimeoutMustStayBelowTheRedisTimeout() {
+        Cluster d = ConfigLoader.load(null, Map.of()).cluster();
+        assertThat(d.replicasToAck()).isZero();
+        Cluster c = ConfigLoader.load(null, ConfigLoader.fromEnvironment(Map.of("PUSH_CLUSTER_REPLICAS_TO_ACK", "1",
+                "PUSH_CLUSTER_REPLICAS_ACK_TIMEOUT", "250ms"))).cluster();
+        assertThat(c.replicasToAck()).isEqualTo(1);
+        assertThat(c.replicasAckTimeout()).hasMillis(250);
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.replicasToAck", "-1")))
+                .isInstanceOf(ConfigException.class).hasMessage("cluster.replicasToAck: -1 (expected: 0..16)");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.replicasAckTimeout", "2s")))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.replicasAckTimeout: 2s");
+    }
 }
