@@ -77,7 +77,10 @@ final class NginxFront implements AutoCloseable {
         String d = dir.toAbsolutePath().toString();
         // Two connections per subscriber (client side, node side) plus room for the publisher.
         int workerConnections = 2 * connections + 1024;
-        String servers = nodePorts.stream()
+        String subscribers = nodePorts.stream()
+                .map(p -> "        server 127.0.0.1:" + p + " max_fails=0;")
+                .collect(Collectors.joining("\n"));
+        String api = nodePorts.stream()
                 .map(p -> "        server 127.0.0.1:" + p + " max_fails=1 fail_timeout=5s;")
                 .collect(Collectors.joining("\n"));
         return ("# Written by push-loadtest (restart --nodes): the cluster variant of config/nginx.conf.example.\n"
@@ -102,9 +105,15 @@ final class NginxFront implements AutoCloseable {
                 // One line per subscription when it ends: client, the node(s) tried (the last one
                 // served it), status (101 = upgraded), end time and duration, so start = end - duration.
                 + "    log_format push_hops '$remote_addr|$upstream_addr|$status|$msec|$request_time|$uri';\n"
+                // Round robin, no hash, no stickiness: every node holds every topic's history (Redis).
+                // Subscriptions without passive marking: nginx counts a trial request as a success only
+                // once it ends, which a WebSocket does minutes later, so a node marked down once would
+                // get one subscriber per fail_timeout (see config/nginx.conf.example).
+                + "    upstream push_subscribers {\n"
+                + subscribers + "\n"
+                + "    }\n"
                 + "    upstream push_nodes {\n"
-                + "        # round robin: no hash, no stickiness; every node holds every topic's history (Redis)\n"
-                + servers + "\n"
+                + api + "\n"
                 + "        keepalive 32;\n"
                 + "        keepalive_timeout 5s;\n"
                 + "    }\n"
@@ -121,10 +130,10 @@ final class NginxFront implements AutoCloseable {
                 + "        proxy_next_upstream error timeout;\n"
                 + "        location = /v1/live {\n"
                 // A draining node refuses new subscribers with 503 before any upgrade: one more reason to
-                // try the next node (and to leave it out for fail_timeout).
+                // try the next node.
                 + "            access_log " + d + "/" + CONNECTION_LOG + " push_hops;\n"
                 + "            proxy_next_upstream error timeout http_502 http_503;\n"
-                + "            proxy_pass http://push_nodes;\n"
+                + "            proxy_pass http://push_subscribers;\n"
                 + "            proxy_http_version 1.1;\n"
                 + "            proxy_set_header Upgrade    $http_upgrade;\n"
                 + "            proxy_set_header Connection $connection_upgrade;\n"
@@ -136,7 +145,7 @@ final class NginxFront implements AutoCloseable {
                 + "        location = /v1/sse {\n"
                 + "            access_log " + d + "/" + CONNECTION_LOG + " push_hops;\n"
                 + "            proxy_next_upstream error timeout http_502 http_503;\n"
-                + "            proxy_pass http://push_nodes;\n"
+                + "            proxy_pass http://push_subscribers;\n"
                 + "            proxy_http_version 1.1;\n"
                 + "            proxy_set_header Connection \"\";\n"
                 + "            proxy_buffering off;\n"

@@ -192,6 +192,7 @@ public final class RestartCommand implements Callable<Integer> {
             throw usage("--nodes gives every client its own loopback source address (so nginx's log names it): "
                     + "--source-addresses does not apply");
         }
+        server.validate(true); // the jar exists; --restart-command (for --url) does not apply
         if (fleetSpec.clients() > ClusterRestartScenario.MAX_CLIENTS) {
             throw usage("--nodes supports at most " + ClusterRestartScenario.MAX_CLIENTS + " clients (one source "
                     + "address each): " + fleetSpec.clients());

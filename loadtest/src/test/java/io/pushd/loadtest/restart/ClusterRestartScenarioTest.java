@@ -101,6 +101,7 @@ class ClusterRestartScenarioTest {
         assertThat(LoadTestMain.execute("restart", "--nodes", "3", "--source-addresses", "2")).isEqualTo(2);
         assertThat(LoadTestMain.execute("restart", "--nodes", "3", "--crash-node", "4")).isEqualTo(2);
         assertThat(LoadTestMain.execute("restart", "--nodes", "10")).isEqualTo(2);
+        assertThat(LoadTestMain.execute("restart", "--nodes", "3", "--restart-command", "true")).isEqualTo(2);
         assertThat(LoadTestMain.execute("restart", "--nodes", "3", "--nginx", "/nonexistent/nginx")).isEqualTo(2);
     }
 

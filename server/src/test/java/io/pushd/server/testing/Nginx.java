@@ -146,19 +146,30 @@ public final class Nginx implements AutoCloseable {
     }
 
     /**
-     * The example lists the nodes of a cluster: the first upstream server line points at our one
-     * server, the other active ones are commented out (the test runs one node without Redis).
+     * The example lists the nodes of a cluster: in each upstream block the first server line
+     * points at our one server, the other active ones are commented out (the test runs one node
+     * without Redis).
      */
     private static String oneUpstream(String site, int serverPort) {
-        Matcher m = Pattern.compile("(?m)^(\\s*)server\\s+[0-9A-Za-z.\\-\\[\\]:]+:\\d+").matcher(site);
+        Pattern server = Pattern.compile("^(\\s*)server\\s+[0-9A-Za-z.\\-\\[\\]:]+:\\d+(.*)$");
+        Pattern upstream = Pattern.compile("^\\s*upstream\\s.*");
         StringBuilder out = new StringBuilder();
-        int count = 0;
-        while (m.find()) {
-            m.appendReplacement(out, Matcher.quoteReplacement(m.group(1)
-                    + (count++ == 0 ? "server 127.0.0.1:" + serverPort : "# " + m.group().trim())));
+        boolean replacedInBlock = false;
+        int blocks = 0;
+        for (String line : site.split("\n", -1)) {
+            Matcher m = server.matcher(line);
+            if (upstream.matcher(line).matches()) {
+                replacedInBlock = false;
+            } else if (m.matches()) {
+                line = replacedInBlock ? m.group(1) + "# " + line.trim()
+                        : m.group(1) + "server 127.0.0.1:" + serverPort + m.group(2);
+                blocks += replacedInBlock ? 0 : 1;
+                replacedInBlock = true;
+            }
+            out.append(line).append('\n');
         }
-        m.appendTail(out);
-        assertThat(count).as("upstream server line in config/nginx.conf.example (the test templates it)")
+        out.setLength(out.length() - 1);
+        assertThat(blocks).as("upstream server lines in config/nginx.conf.example (the test templates them)")
                 .isGreaterThanOrEqualTo(1);
         return out.toString();
     }
