@@ -34,6 +34,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import org.HdrHistogram.Histogram;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -202,7 +203,8 @@ final class ClusterRestartScenario {
                     FigureTable table = report.figures("Node restarts (times in seconds after the signal; "
                             + "the clients are those the node had)", List.of("#", "phase", "node", "mode", "exit",
                             "node gone", "node ready", "its clients", "back", "first", "last", "first→last", "p50",
-                            "max in 1 s", "last due", "close codes"), out);
+                            "max in 1 s", "last due", "late after hint p50 ms", "p99 ms", "max ms", "close codes"),
+                            out);
                     ArrayNode json = report.data().putArray("restarts");
                     if (plan.rolling()) {
                         for (int k = 1; k <= plan.nodes(); k++) {
@@ -270,10 +272,18 @@ final class ClusterRestartScenario {
         double lastDueMs = -1;
         Map<Integer, Integer> closeCodes = new TreeMap<>();
         List<Long> hints = new ArrayList<>();
+        // How late each hinted client came back after its hint ran out (its reconnect and subscribe,
+        // plus any stall of the client, nginx or the node taking it). Only a hint says when a
+        // client meant to come back; after a crash the client's own jitter is not observable.
+        Histogram lateMicros = new Histogram(3);
         for (ClientRecord c : affected) {
             ClientRecord.Disconnect d = c.firstDisconnectAfter(trigger);
             long wait = d.retryMs() >= 0 ? d.retryMs() : PushClientOptions.DEFAULT_BASE_DELAY.toMillis();
             lastDueMs = Math.max(lastDueMs, (d.nanos() - trigger) / 1e6 + wait);
+            long backAt = c.firstConnectAfter(trigger);
+            if (d.retryMs() >= 0 && backAt != ClientRecord.NONE) {
+                lateMicros.recordValue(Math.max(0, (backAt - d.nanos()) / 1_000 - d.retryMs() * 1_000));
+            }
             c.closeCodesBetween(trigger, end).forEach(code -> closeCodes.merge(code, 1, Integer::sum));
             hints.addAll(c.hintsBetween(trigger, end));
         }
@@ -294,7 +304,8 @@ final class ClusterRestartScenario {
                 Figure.shown("maxInAnySecond", s.maxInAnySecond(), s.maxInAnySecond() + " ("
                         + RestartScenario.pct(s.maxShare()) + ")"),
                 Figure.json("maxShareInAnySecond", s.maxShare()), Figure.seconds("lastDueMs", lastDueMs),
-                Figure.of("closeCodes", closeCodes.toString()));
+                late(lateMicros, "lateAfterHintP50Ms", 50), late(lateMicros, "lateAfterHintP99Ms", 99),
+                late(lateMicros, "lateAfterHintMaxMs", 100), Figure.of("closeCodes", closeCodes.toString()));
         List<BarChart.Marker> markers = new ArrayList<>();
         if (t.exitCode() >= 0) {
             markers.add(new BarChart.Marker("node gone", t.stoppedAfterMs()));
@@ -303,6 +314,15 @@ final class ClusterRestartScenario {
         report.chart(new BarChart(name + ": its clients' reconnects per 100 ms after "
                 + (mode == RestartMode.GRACEFUL ? "SIGTERM" : "SIGKILL"), "reconnects", ReconnectStats.BIN_MS,
                 s.bins100ms(), markers));
+    }
+
+    /** A percentile of the lateness after the hint, in milliseconds; "-" without hints (a crash). */
+    private static Figure late(Histogram h, String key, double percentile) {
+        if (h.getTotalCount() == 0) {
+            return Figure.shown(key, null, "-");
+        }
+        long micros = percentile >= 100 ? h.getMaxValue() : h.getValueAtPercentile(percentile);
+        return Figure.shown(key, micros / 1e3, Math.round(micros / 1e3));
     }
 
     /** Waits until every affected client is back (or refused with 401/403); returns those that are not back. */
