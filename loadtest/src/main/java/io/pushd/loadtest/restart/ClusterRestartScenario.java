@@ -268,7 +268,8 @@ final class ClusterRestartScenario {
         steps.add(new Step(number, phase, node, mode, trigger, end, affected.stream().map(ClientRecord::index).toList()));
 
         // When each client was due back: its disconnect plus the server's hint, or without a hint
-        // the client's own first retry, at most its base delay (full jitter in [0, baseDelay]).
+        // the client's own first retry, at most its base delay (full jitter in [0, baseDelay]); an
+        // SSE client's is its stream's retry:, at most drain.minWindow (5 s by default, too).
         double lastDueMs = -1;
         Map<Integer, Integer> closeCodes = new TreeMap<>();
         List<Long> hints = new ArrayList<>();
@@ -349,7 +350,9 @@ final class ClusterRestartScenario {
                         plan.reconnectTimeout().toSeconds()) + refusals);
         long minSpread = plan.minSpread(t.mode()).toMillis();
         report.check(name + ": reconnects spread over ≥ " + RestartScenario.fmtS(minSpread)
-                        + (t.mode() == RestartMode.CRASH ? " (no hint after a kill -9: the clients' 0-5 s jitter)" : ""),
+                        + (t.mode() != RestartMode.CRASH ? "" : plan.transport() == Transport.SSE
+                        ? " (no hint after a kill -9: the streams' 1-5 s retry:)"
+                        : " (no hint after a kill -9: the clients' 0-5 s jitter)"),
                 s.reconnected() > 0 && s.spreadMs() >= minSpread,
                 String.format(Locale.ROOT, "first→last %.2f s (first at %.2f s, last at %.2f s after the signal)",
                         s.spreadMs() / 1000, s.firstMs() / 1000, s.lastMs() / 1000));
@@ -363,7 +366,9 @@ final class ClusterRestartScenario {
                 s.reconnected() == s.clients() && s.reconnected() > 0 && s.lastMs() <= limit,
                 String.format(Locale.ROOT, "last back at %.2f s; the last was due at %.2f s (%s), limit %.2f s",
                         s.lastMs() / 1000, lastDueMs / 1000, t.mode() == RestartMode.GRACEFUL
-                                ? "its close + its retryMs hint" : "its disconnect + the client's 5 s first-retry jitter",
+                                ? "its close + its retryMs hint" : plan.transport() == Transport.SSE
+                                ? "its disconnect + at most 5 s of its stream's retry:"
+                                : "its disconnect + the client's 5 s first-retry jitter",
                         limit / 1000));
         if (t.mode() == RestartMode.GRACEFUL && t.exitCode() >= 0) {
             report.check(name + ": drained node exited 0", t.exitCode() == 0, String.format(Locale.ROOT,

@@ -115,12 +115,12 @@ public final class RestartCommand implements Callable<Integer> {
                     + "first-retry jitter).")
     Duration lateMargin;
 
-    @Option(names = "--min-spread-crash", paramLabel = "DURATION", defaultValue = "4.5s",
-            converter = DurationConverter.class,
-            description = "With --nodes: --min-spread for the crash phase. No node hints after a kill -9 and the "
-                    + "other nodes take the clients at once, so only the clients' own jitter spreads them: uniform "
-                    + "in [0, 5 s], whose first-to-last span is below 5 s by construction (about 5 s x (n-1)/(n+1) "
-                    + "for n clients).")
+    @Option(names = "--min-spread-crash", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "With --nodes: --min-spread for the crash phase (default: 4.5s, with --transport sse 3.5s). "
+                    + "No node hints after a kill -9 and the other nodes take the clients at once, so only the "
+                    + "clients' own delay spreads them: a WebSocket client's jitter is uniform in [0, 5 s], whose "
+                    + "first-to-last span is below 5 s by construction (about 5 s x (n-1)/(n+1) for n clients); an "
+                    + "SSE client waits its stream's retry: (1 s to drain.minWindow), a span below 4 s.")
     Duration minSpreadCrash;
 
     @Option(names = "--redis-server", paramLabel = "PATH",
@@ -217,7 +217,8 @@ public final class RestartCommand implements Callable<Integer> {
         Mode m = modeGiven ? mode : Mode.both;
         ClusterRestartScenario.Plan plan = new ClusterRestartScenario.Plan(fleetSpec, transport.transport, rate, nodes,
                 m != Mode.crash, m != Mode.graceful, crashNode, steady, reconnectTimeout, catchUpTimeout, minSpread,
-                minSpreadCrash, maxSharePercent / 100.0, lateMargin);
+                minSpreadCrash != null ? minSpreadCrash : Duration.ofMillis(transport == TransportOption.sse ? 3_500
+                        : 4_500), maxSharePercent / 100.0, lateMargin);
         ClusterRestartScenario.Machines machines = new ClusterRestartScenario.Machines(server.jar(), redis,
                 nginxBinary, server.sets());
         return new ClusterRestartScenario(plan, machines, run, Commands.commandLine(spec), System.out)
