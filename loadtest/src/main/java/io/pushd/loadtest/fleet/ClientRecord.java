@@ -233,6 +233,26 @@ public final class ClientRecord implements PushListener {
         return NONE;
     }
 
+    /**
+     * One ended connection.
+     *
+     * @param nanos   when the client saw it end ({@link System#nanoTime()})
+     * @param code    the close code (1006 when the connection just broke)
+     * @param retryMs the server's hint, or -1
+     */
+    public record Disconnect(long nanos, int code, long retryMs) {
+    }
+
+    /** The first connection end at or after {@code sinceNanos}, or null. */
+    public Disconnect firstDisconnectAfter(long sinceNanos) {
+        for (long[] d : disconnects) {
+            if (d[0] - sinceNanos >= 0) {
+                return new Disconnect(d[0], (int) d[1], d[2]);
+            }
+        }
+        return null;
+    }
+
     /** The {@code retryMs} hints of 1012/1013 closes in {@code [fromNanos, toNanos)}. */
     public List<Long> hintsBetween(long fromNanos, long toNanos) {
         List<Long> hints = new ArrayList<>();

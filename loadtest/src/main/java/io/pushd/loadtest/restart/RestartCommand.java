@@ -5,10 +5,12 @@ import io.pushd.loadtest.Commands;
 import io.pushd.loadtest.DurationConverter;
 import io.pushd.loadtest.RunOptions;
 import io.pushd.loadtest.auth.TokenOptions;
+import io.pushd.loadtest.cluster.Binaries;
 import io.pushd.loadtest.fleet.FleetOptions;
 import io.pushd.loadtest.fleet.FleetSpec;
 import io.pushd.loadtest.server.RestartMode;
 import io.pushd.loadtest.server.ServerOptions;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,6 +97,40 @@ public final class RestartCommand implements Callable<Integer> {
             description = "Pass only if no 1 s window holds more than this %% of the clients.")
     double maxSharePercent;
 
+    @Option(names = "--nodes", paramLabel = "N", defaultValue = "1",
+            description = "1: one server. 2-9: a cluster on this host: redis-server (AOF on), N server nodes "
+                    + "sharing it (cluster.redisUri), and nginx in front (round robin); clients and the publisher "
+                    + "go through nginx. Then a rolling graceful restart of every node, one at a time, and a "
+                    + "kill -9 of one node (--mode graceful: only the rolling restart, crash: only the kill; "
+                    + "default both). The checks apply to each node's clients.")
+    int nodes;
+
+    @Option(names = "--crash-node", paramLabel = "K", defaultValue = "1",
+            description = "With --nodes: the node (1..N) the crash phase kills.")
+    int crashNode;
+
+    @Option(names = "--late-margin", paramLabel = "DURATION", defaultValue = "3s", converter = DurationConverter.class,
+            description = "With --nodes: pass only if the last client of a node is back at most this long after "
+                    + "it was due (its close + its retryMs hint; after a crash its disconnect + the client's 5 s "
+                    + "first-retry jitter).")
+    Duration lateMargin;
+
+    @Option(names = "--min-spread-crash", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "With --nodes: --min-spread for the crash phase (default: 4.5s, with --transport sse 3.5s). "
+                    + "No node hints after a kill -9 and the other nodes take the clients at once, so only the "
+                    + "clients' own delay spreads them: a WebSocket client's jitter is uniform in [0, 5 s], whose "
+                    + "first-to-last span is below 5 s by construction (about 5 s x (n-1)/(n+1) for n clients); an "
+                    + "SSE client waits its stream's retry: (1 s to drain.minWindow), a span below 4 s.")
+    Duration minSpreadCrash;
+
+    @Option(names = "--redis-server", paramLabel = "PATH",
+            description = "With --nodes: the redis-server binary (default: /usr/bin/redis-server or on PATH).")
+    Path redisServer;
+
+    @Option(names = "--nginx", paramLabel = "PATH",
+            description = "With --nodes: the nginx binary (default: /usr/sbin/nginx or on PATH).")
+    Path nginx;
+
     @Mixin
     ServerOptions server;
 
@@ -107,6 +143,9 @@ public final class RestartCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         FleetSpec fleetSpec = fleet.spec();
+        if (nodes != 1) {
+            return cluster(fleetSpec);
+        }
         RestartScenario.Plan plan = plan(fleetSpec);
         server.validate(true);
         tokens.validate();
@@ -134,6 +173,56 @@ public final class RestartCommand implements Callable<Integer> {
         return new RestartScenario.Plan(fleetSpec, transport.transport, rate, modes, steady, reconnectTimeout,
                 catchUpTimeout, minSpread,
                 maxSharePercent / 100.0);
+    }
+
+    private int cluster(FleetSpec fleetSpec) throws Exception {
+        if (nodes < 2 || nodes > 9) {
+            throw usage("--nodes must be 1-9: " + nodes);
+        }
+        if (crashNode < 1 || crashNode > nodes) {
+            throw usage("--crash-node must be 1-" + nodes + " (a node of --nodes " + nodes + "): " + crashNode);
+        }
+        if (server.external()) {
+            throw usage("--nodes starts its own nodes, Redis and nginx: it cannot be combined with --url");
+        }
+        if (restarts != null) {
+            throw usage("--nodes restarts every node once (rolling) and kills one: --restarts does not apply");
+        }
+        if (!fleetSpec.sourceAddresses().isEmpty()) {
+            throw usage("--nodes gives every client its own loopback source address (so nginx's log names it): "
+                    + "--source-addresses does not apply");
+        }
+        server.validate(true); // the jar exists; --restart-command (for --url) does not apply
+        if (fleetSpec.clients() > ClusterRestartScenario.MAX_CLIENTS) {
+            throw usage("--nodes supports at most " + ClusterRestartScenario.MAX_CLIENTS + " clients (one source "
+                    + "address each): " + fleetSpec.clients());
+        }
+        if (lateMargin.isNegative()) {
+            throw usage("--late-margin must be >= 0: " + lateMargin);
+        }
+        Commands.checkRate(spec, rate);
+        if (!(maxSharePercent > 0 && maxSharePercent <= 100)) {
+            throw usage("--max-share must be a percentage in (0, 100]: " + maxSharePercent);
+        }
+        Path redis = Binaries.find(redisServer, "redis-server").orElseThrow(() -> usage(redisServer != null
+                ? "--redis-server " + redisServer + " is not an executable file"
+                : "redis-server not found (/usr/bin, /usr/local/bin, PATH): install it (Debian: apt-get install "
+                + "redis-server) or pass --redis-server PATH"));
+        Path nginxBinary = Binaries.find(nginx, "nginx").orElseThrow(() -> usage(nginx != null
+                ? "--nginx " + nginx + " is not an executable file"
+                : "nginx not found (/usr/sbin, PATH): install it (Debian: apt-get install nginx-light) or pass "
+                + "--nginx PATH"));
+        tokens.validate();
+        boolean modeGiven = spec.commandLine().getParseResult().hasMatchedOption("--mode");
+        Mode m = modeGiven ? mode : Mode.both;
+        ClusterRestartScenario.Plan plan = new ClusterRestartScenario.Plan(fleetSpec, transport.transport, rate, nodes,
+                m != Mode.crash, m != Mode.graceful, crashNode, steady, reconnectTimeout, catchUpTimeout, minSpread,
+                minSpreadCrash != null ? minSpreadCrash : Duration.ofMillis(transport == TransportOption.sse ? 3_500
+                        : 4_500), maxSharePercent / 100.0, lateMargin);
+        ClusterRestartScenario.Machines machines = new ClusterRestartScenario.Machines(server.jar(), redis,
+                nginxBinary, server.sets());
+        return new ClusterRestartScenario(plan, machines, run, Commands.commandLine(spec), System.out)
+                .withTokens(tokens.mode()).run() ? 0 : 1;
     }
 
     private ParameterException usage(String message) {

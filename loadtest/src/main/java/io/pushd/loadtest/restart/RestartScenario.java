@@ -141,9 +141,9 @@ final class RestartScenario {
                 out.printf(Locale.ROOT, "published %d events; %s%n", publisher.issued(),
                         settled ? "all answered" : publisher.inFlight() + " still unanswered");
                 Map<String, EventId> heads = api.heads(topics, 1, Duration.ZERO, deadline);
-                awaitCaughtUp(fleet, heads, deadline);
+                awaitCaughtUp(report, fleet, heads, plan.catchUpTimeout(), deadline);
                 EventAudit.verify(fleet.records(), heads, publisher.acknowledged(), publisher.stats(), report);
-                latencies(fleet, publisher);
+                latencies(report, fleet, publisher);
                 publisher.problems().forEach(p -> report.note("publisher: " + p));
                 out.println("closing the clients and stopping the server");
             }
@@ -232,16 +232,17 @@ final class RestartScenario {
                 ? "SIGTERM" : "SIGKILL"), "reconnects", ReconnectStats.BIN_MS, s.bins100ms(), markers));
     }
 
-    private void awaitCaughtUp(ClientFleet fleet, Map<String, EventId> heads, Deadline deadline)
-            throws InterruptedException {
+    /** Waits until every client holds its topic's head; the check "every client caught up". */
+    static void awaitCaughtUp(Report report, ClientFleet fleet, Map<String, EventId> heads, Duration catchUpTimeout,
+                              Deadline deadline) throws InterruptedException {
         long c0 = System.nanoTime();
         List<ClientRecord> behind = fleet.await(c -> FleetAudit.caughtUp(c, heads.get(c.topic())),
-                plan.catchUpTimeout(), deadline);
+                catchUpTimeout, deadline);
         deadline.check("waiting for the clients to catch up");
         report.check("every client caught up", behind.isEmpty(), behind.isEmpty()
                 ? String.format(Locale.ROOT, "all %d clients at their topic's head %.1f s after the last "
-                + "publish was answered", plan.fleet().clients(), (System.nanoTime() - c0) / 1e9)
-                : behind.size() + " clients behind after " + plan.catchUpTimeout().toSeconds() + " s, e.g. client "
+                + "publish was answered", fleet.size(), (System.nanoTime() - c0) / 1e9)
+                : behind.size() + " clients behind after " + catchUpTimeout.toSeconds() + " s, e.g. client "
                 + behind.get(0).index() + " at seq " + behind.get(0).lastSeq() + ", head "
                 + heads.get(behind.get(0).topic()));
     }
@@ -250,7 +251,7 @@ final class RestartScenario {
      * "steady": published while every client was connected; "restart": from the trigger until every
      * client was back (includes the down time and the clients' backoff).
      */
-    private void latencies(ClientFleet fleet, Publisher publisher) {
+    static void latencies(Report report, ClientFleet fleet, Publisher publisher) {
         report.latency(LatencySummary.of("delivery, steady (publish sent → client got it)",
                 fleet.deliveryLatencyMicros(true).getIntervalHistogram(), 1000));
         report.latency(LatencySummary.of("delivery, published during a restart",
@@ -261,11 +262,11 @@ final class RestartScenario {
                 publisher.ackLatencyMicros(false).getIntervalHistogram(), 1000));
     }
 
-    private static String pct(double share) {
+    static String pct(double share) {
         return String.format(Locale.ROOT, "%.1f %%", share * 100);
     }
 
-    private static String fmtS(long ms) {
+    static String fmtS(long ms) {
         return ms % 1000 == 0 ? (ms / 1000) + " s" : String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
     }
 }

@@ -92,6 +92,21 @@ public final class ServerOptions {
         return ManagedServer.start(resolveJar(), null, logDir, sets, deadline);
     }
 
+    /** Whether {@code --url} names a server this run does not start. */
+    public boolean external() {
+        return url != null;
+    }
+
+    /** The server fat jar to start (a usage error when there is none). */
+    public Path jar() {
+        return resolveJar();
+    }
+
+    /** The {@code --server-set} settings, in order. */
+    public List<String> sets() {
+        return List.copyOf(serverSets);
+    }
+
     private URI checkedUrl(URI u) {
         return Commands.loopbackUrl(spec, u);
     }

@@ -70,8 +70,7 @@ public final class Nginx implements AutoCloseable {
         Path example = Path.of(System.getProperty("user.dir")).resolve("../config/nginx.conf.example").normalize();
         assertThat(example).as("the example config (the module dir is the working directory)").isRegularFile();
         String site = Files.readString(example, StandardCharsets.UTF_8);
-        site = replaceAll(site, "(?m)^(\\s*)server\\s+[0-9A-Za-z.\\-\\[\\]:]+:\\d+",
-                "$1server 127.0.0.1:" + serverPort, 1, "upstream server line");
+        site = oneUpstream(site, serverPort);
         site = replaceAll(site, "(?m)^(\\s*)listen\\s+[^;]+;", "$1listen 127.0.0.1:" + port + ";", 1, "listen line");
         site = replaceAll(site, "/var/log/nginx/", Matcher.quoteReplacement(nginxDir + "/"), 1, "log path");
         Files.writeString(nginxDir.resolve("push-server.conf"), site);
@@ -144,6 +143,35 @@ public final class Nginx implements AutoCloseable {
 
     private static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
+    }
+
+    /**
+     * The example lists the nodes of a cluster: in each upstream block the first server line
+     * points at our one server, the other active ones are commented out (the test runs one node
+     * without Redis).
+     */
+    private static String oneUpstream(String site, int serverPort) {
+        Pattern server = Pattern.compile("^(\\s*)server\\s+[0-9A-Za-z.\\-\\[\\]:]+:\\d+(.*)$");
+        Pattern upstream = Pattern.compile("^\\s*upstream\\s.*");
+        StringBuilder out = new StringBuilder();
+        boolean replacedInBlock = false;
+        int blocks = 0;
+        for (String line : site.split("\n", -1)) {
+            Matcher m = server.matcher(line);
+            if (upstream.matcher(line).matches()) {
+                replacedInBlock = false;
+            } else if (m.matches()) {
+                line = replacedInBlock ? m.group(1) + "# " + line.trim()
+                        : m.group(1) + "server 127.0.0.1:" + serverPort + m.group(2);
+                blocks += replacedInBlock ? 0 : 1;
+                replacedInBlock = true;
+            }
+            out.append(line).append('\n');
+        }
+        out.setLength(out.length() - 1);
+        assertThat(blocks).as("upstream server lines in config/nginx.conf.example (the test templates them)")
+                .isGreaterThanOrEqualTo(1);
+        return out.toString();
     }
 
     private static String replaceAll(String text, String regex, String replacement, int atLeast, String what) {
