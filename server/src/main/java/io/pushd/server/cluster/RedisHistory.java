@@ -142,6 +142,16 @@ public final class RedisHistory implements EventHistory {
         return CompletableFuture.runAsync(() -> load(topic), applier);
     }
 
+    /** Reads Redis' head on the applier and backfills up to it: what another node delivered, this one then holds. */
+    @Override
+    public CompletionStage<Void> catchUp(String topic, long seq) {
+        TopicLog known = logs.get(topic);
+        if (known != null && known.head() >= seq) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.runAsync(() -> backfill(load(topic)), applier);
+    }
+
     @Override
     public String epoch(String topic) {
         return log(topic).epoch();

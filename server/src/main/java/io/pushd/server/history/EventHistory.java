@@ -46,6 +46,17 @@ public interface EventHistory extends Closeable {
         return CompletableFuture.completedFuture(null);
     }
 
+    /**
+     * Completes (on any thread) once {@link #range} of {@code topic} reaches {@code seq}, or once
+     * the history has confirmed it holds no such event yet. A node of a shared history may not have
+     * applied what another node already delivered: a client resuming from such an ID is behind no
+     * one, and must not be told its ID is from the future. Done at once for the local store (its
+     * range is the truth). Fails when the history cannot be reached.
+     */
+    default CompletionStage<Void> catchUp(String topic, long seq) {
+        return CompletableFuture.completedFuture(null);
+    }
+
     /** The epoch of {@code topic}'s history: the first part of every event ID of the topic. */
     String epoch(String topic);
 

@@ -61,6 +61,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
      * @param onFailure told (after this subscription stopped) when it cannot go on, so the session
      *                  closes rather than go quiet
      */
+    /** begin() asked the history to catch up to the requested ID once already. */
+    private boolean caughtUp;
+
     public TopicSubscription(String topic, SessionSink sink, EventHistory history, TopicHub hub, ServerMetrics metrics,
                              Consumer<RuntimeException> onFailure) {
         this.topic = topic;
@@ -83,6 +86,11 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             begin(after);
             return;
         }
+        beginWhen(ready, after);
+    }
+
+    /** Waits in STARTING (live events dropped: begin reads the head after them) until {@code ready}. */
+    private void beginWhen(java.util.concurrent.CompletionStage<Void> ready, EventId after) {
         mode = Mode.STARTING;
         ready.whenComplete((v, failure) -> {
             try {
@@ -111,6 +119,18 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private void begin(EventId after) {
         TopicRange range = history.range(topic);
         String epoch = history.epoch(topic);
+        if (after != null && !caughtUp && after.epoch().equals(epoch) && after.seq() > range.head()) {
+            // ahead of what this node holds: on a shared history another node may have delivered
+            // it already; ask once before calling it the future
+            caughtUp = true;
+            java.util.concurrent.CompletableFuture<Void> done = history.catchUp(topic, after.seq()).toCompletableFuture();
+            if (!done.isDone() || done.isCompletedExceptionally()) {
+                beginWhen(done, after);
+                return;
+            }
+            range = history.range(topic);
+            epoch = history.epoch(topic);
+        }
         this.epoch = epoch;
         // id: where this subscription starts. The requested ID even when a reset follows, so a
         // client that stores every frame's id and drops here is told about the reset again.

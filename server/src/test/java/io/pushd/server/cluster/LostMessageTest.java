@@ -85,4 +85,27 @@ class LostMessageTest {
             assertThat(m.path("id").asText()).isEqualTo(EventId.parse(first).epoch() + "-2");
         }
     }
+
+    @Test
+    void aResumeFromAnIdThisNodeHasNotAppliedYetCatchesUpInsteadOfAnsweringFuture() throws Exception {
+        // another node delivered event 2 already; this one has not heard of it (its message lost,
+        // or simply still in flight): the ID is not from the future, and the client resumes after it
+        try (WsClient follower = WsClient.connect(b.port(), "topic=ahead")) {
+            assertThat(follower.next().path("type").asText()).isEqualTo("subscribed");
+            String first = Http.publish(a.port(), "ahead", "{\"n\":1}").json().path("id").asText();
+            assertThat(follower.awaitEvents(1, Duration.ofSeconds(5))).hasSize(1);
+            String epoch = EventId.parse(first).epoch();
+            storeSilently("ahead", "{\"n\":2}");
+            try (WsClient resumed = WsClient.connect(b.port(), "topic=ahead@" + epoch + "-2")) {
+                JsonNode subscribed = resumed.next(Duration.ofSeconds(5));
+                assertThat(subscribed.path("type").asText()).isEqualTo("subscribed");
+                assertThat(subscribed.path("head").asText()).isEqualTo(epoch + "-2");
+                Http.publish(a.port(), "ahead", "{\"n\":3}");
+                JsonNode next = resumed.next(Duration.ofSeconds(5));
+                assertThat(next.path("type").asText()).as(next.toString()).isEqualTo("event");
+                assertThat(next.path("id").asText()).isEqualTo(epoch + "-3");
+                assertThat(resumed.messages.poll(300, TimeUnit.MILLISECONDS)).isNull();
+            }
+        }
+    }
 }
