@@ -36,6 +36,8 @@ public final class PushServerMain implements Callable<Integer> {
     }
 
     static final int EXIT_CONFIG = 2;
+    /** Something the node needs is not there yet (Redis unreachable at start): a supervisor's restart can help. */
+    static final int EXIT_UNAVAILABLE = 1;
     static final Path DEFAULT_CONFIG = Path.of("config", "server.yaml");
 
     @Option(names = "--config", paramLabel = "FILE",
@@ -85,15 +87,23 @@ public final class PushServerMain implements Callable<Integer> {
         try {
             server = PushServer.start(config);
         } catch (io.lettuce.core.RedisException e) {
-            // cluster mode: Redis unreachable or refusing us (wrong password) at start is the
-            // operator's to fix, like a bad key: exit 2 with one line; the supervisor retries
+            // cluster mode. Redis answering but refusing us (a wrong or missing password, too old a
+            // version) is the operator's to fix, like a bad key: exit 2, which supervisors are told
+            // not to retry. Redis not answering at all may only be starting after this node: exit 1,
+            // which they retry. One line either way, never the password.
+            String refusal = redisRefusal(e);
+            String where = io.pushd.server.config.Cluster.redacted(config.cluster().redisUri());
+            if (refusal != null) {
+                System.err.println("cluster error: cannot use Redis at " + where + ": " + refusal);
+                return EXIT_CONFIG;
+            }
             Throwable root = e;
             while (root.getCause() != null) {
                 root = root.getCause();
             }
-            System.err.println("cluster error: cannot use Redis at "
-                    + io.pushd.server.config.Cluster.redacted(config.cluster().redisUri()) + ": " + root.getMessage());
-            return EXIT_CONFIG;
+            System.err.println("cluster error: cannot reach Redis at " + where + ": " + root.getMessage()
+                    + " (exit 1: a supervisor's restart retries)");
+            return EXIT_UNAVAILABLE;
         }
         drainOnSignal(server, config.drain().deadline()).await();
         System.exit(0);
@@ -166,5 +176,25 @@ public final class PushServerMain implements Callable<Integer> {
         }
         overrides.putAll(sets);
         return ConfigLoader.load(file, overrides);
+    }
+
+    /** What Redis answered when it refused us at start (an error reply, or too old), or null when it never answered. */
+    static String redisRefusal(Throwable failure) {
+        java.util.ArrayDeque<Throwable> todo = new java.util.ArrayDeque<>(java.util.List.of(failure));
+        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        while (!todo.isEmpty()) {
+            Throwable t = todo.poll();
+            if (!seen.add(t)) {
+                continue;
+            }
+            if (t instanceof io.lettuce.core.RedisCommandExecutionException) { // WRONGPASS, NOAUTH, too old
+                return t.getMessage();
+            }
+            if (t.getCause() != null) {
+                todo.add(t.getCause());
+            }
+            todo.addAll(java.util.List.of(t.getSuppressed()));
+        }
+        return null;
     }
 }

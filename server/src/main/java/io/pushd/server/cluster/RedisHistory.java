@@ -359,7 +359,12 @@ public final class RedisHistory implements EventHistory {
 
     /** From the sequencer, after the script stored it: apply in order with the other nodes' events. */
     void offer(String topic, String epoch, long seq, long ts, byte[] data) {
-        applier.execute(() -> apply(topic, epoch, seq, ts, data));
+        try {
+            applier.execute(() -> apply(topic, epoch, seq, ts, data));
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // a message Redis sent while this node shuts down: nobody is left to deliver it to,
+            // and the stream in Redis still holds it for whoever resumes elsewhere
+        }
     }
 
     /** The node's topic state, loaded from Redis on first use (on the applier, so it is ordered with events). */

@@ -67,8 +67,11 @@ final class RedisLink implements AutoCloseable {
         RedisClusterAsyncCommands<byte[], byte[]> async();
     }
 
-    /** Redis answers but cannot serve this daemon (too old): like a bad key, fatal at start. */
-    static final class Unusable extends RedisException {
+    /**
+     * Redis answers but cannot serve this daemon (too old): like a bad key, fatal at start. A
+     * command error, as a refused login is: both are Redis' answer, not its absence.
+     */
+    static final class Unusable extends io.lettuce.core.RedisCommandExecutionException {
         Unusable(String message) {
             super(message);
         }

@@ -48,16 +48,16 @@ class ClusterStartTest {
     }
 
     @Test
-    void anUnreachableRedisAtStartExitsWithCodeTwoAndOneLineWithoutThePassword() throws Exception {
+    void anUnreachableRedisAtStartExitsWithCodeOneForTheSupervisorToRetryAndOneLineWithoutThePassword() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort(); // closed again: nothing listens there
         }
         Object[] r = start("redis://user:s3cret@127.0.0.1:" + port);
         String stderr = (String) r[1];
-        assertThat(r[0]).as(stderr).isEqualTo(2);
-        assertThat(stderr).contains("cluster error: cannot use Redis at redis://***@127.0.0.1:" + port)
-                .doesNotContain("s3cret");
+        assertThat(r[0]).as(stderr).isEqualTo(1);
+        assertThat(stderr).contains("cluster error: cannot reach Redis at redis://***@127.0.0.1:" + port)
+                .contains("exit 1").doesNotContain("s3cret");
         assertThat(clusterErrorLines(stderr)).isEqualTo(1);
     }
 
