@@ -275,4 +275,24 @@ class TopicHubTest {
         hub.unsubscribe("t", sse2);
         assertThat(hub.subscriberCount("t")).isEqualTo(2);
     }
+
+    @Test
+    void aSubscriberThatComesTwiceIsOfferedOnceAndTheLastToLeaveEmptiesTheTopic() {
+        Keeper a = keeper("t");
+        hub.subscribe("t", a); // again: still one subscription
+        Keeper b = keeper("t");
+        assertThat(hub.subscriberCount("t")).isEqualTo(2);
+
+        hub.fanOut("t", 1, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+        assertThat(a.seqs).containsExactly(1L);
+        assertThat(b.seqs).containsExactly(1L);
+
+        hub.unsubscribe("t", a);
+        hub.unsubscribe("t", a); // unknown by now: nothing changes
+        assertThat(hub.subscriberCount("t")).isEqualTo(1);
+        hub.unsubscribe("t", b);
+        assertThat(hub.subscriberCount("t")).isZero();
+        hub.fanOut("t", 2, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+        assertThat(alloc.direct).as("nothing encoded for an empty topic").hasSize(1);
+    }
 }
