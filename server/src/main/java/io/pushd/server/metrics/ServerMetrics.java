@@ -239,10 +239,18 @@ public final class ServerMetrics {
     }
 
     public void delivered(int bytes, boolean fromStore) {
-        framesDelivered.increment();
+        delivered(1, bytes, fromStore);
+    }
+
+    /** {@code frames} deliveries of {@code bytes} in all: counted once per batch, not per frame. */
+    public void delivered(int frames, long bytes, boolean fromStore) {
+        if (frames == 0) {
+            return;
+        }
+        framesDelivered.increment(frames);
         bytesDelivered.increment(bytes);
         if (fromStore) {
-            replayed.increment();
+            replayed.increment(frames);
         }
     }
 

@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.cors.CorsConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
@@ -55,6 +56,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     private final WebSocketServerProtocolConfig wsConfig;
     private final ConnectionLimitFilter connectionLimit;
     private final ReloadingSslContext tls;
+    private final CorsConfig cors;
 
     public PushServerInitializer(ServerContext server, ConnectionLimiter connections) {
         this(server, connections, null);
@@ -65,6 +67,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         this.server = server;
         this.tls = tls;
         this.connectionLimit = new ConnectionLimitFilter(connections, server.metrics());
+        this.cors = Cors.config(server.config().security().allowedOrigins());
         WebAssets.get(); // read the browser files now: a jar without them fails here, not at the first request
         Limits limits = server.config().limits();
         this.wsConfig = WebSocketServerProtocolConfig.newBuilder()
@@ -105,7 +108,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
         p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits));
-        p.addLast(HandlerNames.HTTP_CORS, Cors.handler(server.config().security().allowedOrigins()));
+        p.addLast(HandlerNames.HTTP_CORS, Cors.handler(cors));
         p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server, this));
     }
 

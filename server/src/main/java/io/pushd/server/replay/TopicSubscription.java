@@ -51,10 +51,14 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private boolean stepScheduled;
     /** A fetch is out: no step runs until its page has been written (the connection's order). */
     private boolean fetching;
-    /** Live events written since the hub's last {@link #endOfBatch()}. */
-    private boolean unflushed;
+    /** Live events written since the hub's last {@link #endOfBatch()}, and their message bytes (counted then, once). */
+    private int unflushed;
+    private long unflushedBytes;
     /** While a replay read runs with an appendable format: the events read so far, one buffer. */
     private ByteBuf replayed;
+    /** The frames in {@link #replayed} and their message bytes, counted when it is sent. */
+    private int replayedFrames;
+    private long replayedBytes;
     private String replayEpoch;
 
     /**
@@ -189,9 +193,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         }
         if (mode == Mode.LIVE && seq == lastSeq + 1 && sink.isWritable()) {
             lastSeq = seq;
-            metrics.delivered(sink.format().payloadBytes(encodedEvent.readableBytes()), false);
+            unflushedBytes += sink.format().payloadBytes(encodedEvent.readableBytes());
             sink.sendEvent(topic, seq, encodedEvent); // SSE: a multi-topic stream's cursor names the topic
-            unflushed = true; // flushed once per batch of live events, by endOfBatch
+            unflushed++; // flushed once per batch of live events, by endOfBatch
             return;
         }
         encodedEvent.release();
@@ -204,8 +208,10 @@ public final class TopicSubscription implements TopicHub.Subscriber {
 
     @Override
     public void endOfBatch() {
-        if (unflushed) {
-            unflushed = false;
+        if (unflushed > 0) {
+            metrics.delivered(unflushed, unflushedBytes, false);
+            unflushed = 0;
+            unflushedBytes = 0;
             sink.flush();
         }
     }
@@ -381,13 +387,17 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             replayed.writerIndex(before); // never half a frame on the wire: the frames before it still go
             throw e;
         }
-        metrics.delivered(sink.format().payloadBytes(replayed.writerIndex() - before), true);
+        replayedFrames++;
+        replayedBytes += sink.format().payloadBytes(replayed.writerIndex() - before);
     }
 
     private void sendReplayed() {
         if (replayed != null) {
             ByteBuf b = replayed;
             replayed = null;
+            metrics.delivered(replayedFrames, replayedBytes, true);
+            replayedFrames = 0;
+            replayedBytes = 0;
             sink.sendEvent(b);
         }
     }

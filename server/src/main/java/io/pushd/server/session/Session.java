@@ -95,8 +95,10 @@ public final class Session {
         context.metrics().handshake(ServerMetrics.Handshake.ADMITTED, sink.transport());
         context.registry().add(this);
         scheduleExpiry();
-        log.debug("[{}] upgraded from {}{}, {} topic(s)", sink.id(), clientIp,
-                subject == null ? "" : " as " + subject, initial == null ? 0 : initial.size());
+        if (log.isDebugEnabled()) { // the id and the text cost a string or two per connection, kept for its life
+            log.debug("[{}] upgraded from {}{}, {} topic(s)", sink.id(), clientIp,
+                    subject == null ? "" : " as " + subject, initial == null ? 0 : initial.size());
+        }
         if (initial != null) {
             for (ClientMessage.Subscribe s : initial) {
                 subscribe(s);
@@ -259,7 +261,9 @@ public final class Session {
             admittedIp = null;
         }
         context.registry().remove(this);
-        log.debug("[{}] disconnected", sink.id());
+        if (log.isDebugEnabled()) {
+            log.debug("[{}] disconnected", sink.id());
+        }
         disconnected.complete(null);
     }
 

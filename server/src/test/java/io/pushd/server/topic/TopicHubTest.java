@@ -275,4 +275,86 @@ class TopicHubTest {
         hub.unsubscribe("t", sse2);
         assertThat(hub.subscriberCount("t")).isEqualTo(2);
     }
+
+    @Test
+    void aSubscriberThatComesTwiceIsOfferedOnceAndTheLastToLeaveEmptiesTheTopic() {
+        Keeper a = keeper("t");
+        hub.subscribe("t", a); // again: still one subscription
+        Keeper b = keeper("t");
+        assertThat(hub.subscriberCount("t")).isEqualTo(2);
+
+        hub.fanOut("t", 1, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+        assertThat(a.seqs).containsExactly(1L);
+        assertThat(b.seqs).containsExactly(1L);
+
+        hub.unsubscribe("t", a);
+        hub.unsubscribe("t", a); // unknown by now: nothing changes
+        assertThat(hub.subscriberCount("t")).isEqualTo(1);
+        hub.unsubscribe("t", b);
+        assertThat(hub.subscriberCount("t")).isZero();
+        hub.fanOut("t", 2, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+        assertThat(alloc.direct).as("nothing encoded for an empty topic").hasSize(1);
+    }
+
+    @Test
+    void eventsQueuedWhileALoopIsBusyReachEachOfManySubscribersInOneBatch() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            int subscribers = 3000; // DELIVERIES_PER_TASK / 3000 rounds to 0 events: the lagging minimum applies
+            List<Batching> all = new ArrayList<>();
+            for (int i = 0; i < subscribers; i++) {
+                Batching b = new Batching(loop);
+                all.add(b);
+                hub.subscribe("t", b);
+            }
+            java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+            loop.execute(() -> {
+                try {
+                    busy.await(); // the loop is busy while five events queue up
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            for (long seq = 1; seq <= 5; seq++) {
+                hub.fanOut("t", seq, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+            }
+            busy.countDown();
+            loop.submit(() -> { }).sync(); // behind the fan-out task
+
+            for (Batching b : all) {
+                assertThat(b.seqs).containsExactly(1L, 2L, 3L, 4L, 5L);
+                assertThat(b.batches).as("one flush for the five events").isEqualTo(1);
+            }
+            assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+    }
+
+    /** Counts its batches; releases what it is offered at once. */
+    static final class Batching implements TopicHub.Subscriber {
+        final io.netty.util.concurrent.EventExecutor loop;
+        final List<Long> seqs = new ArrayList<>();
+        int batches;
+
+        Batching(io.netty.util.concurrent.EventExecutor loop) {
+            this.loop = loop;
+        }
+
+        @Override
+        public io.netty.util.concurrent.EventExecutor executor() {
+            return loop;
+        }
+
+        @Override
+        public void onLive(long seq, ByteBuf eventFrame) {
+            seqs.add(seq);
+            eventFrame.release();
+        }
+
+        @Override
+        public void endOfBatch() {
+            batches++;
+        }
+    }
 }
