@@ -136,7 +136,7 @@ public final class RedisHistory implements EventHistory {
         }
     }
 
-    /** The node's replay cache: {@code <store.dataDir>/cluster-cache}, beside the (unused) single-node log. */
+    /** The node's replay cache: {@code <store.dataDir>/cluster-cache} (cluster mode opens no single-node log). */
     static Path cacheDir(ServerConfig config) {
         return Path.of(config.store().dataDir()).resolve("cluster-cache");
     }
