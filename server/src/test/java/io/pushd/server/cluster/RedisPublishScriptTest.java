@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * runs seldom, keeps exactly the events young enough when it runs, and a node loading the trimmed
  * topic tells a client from before the first kept event {@code expired}.
  */
-class PublishScriptTest {
+class RedisPublishScriptTest {
 
     @TempDir
     Path dir;
