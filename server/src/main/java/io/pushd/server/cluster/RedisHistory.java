@@ -276,9 +276,9 @@ public final class RedisHistory implements EventHistory {
                 // or retention took everything asked for (the applier learns what is kept: the caller
                 // then says expired). Either way the caller goes on once the applier has looked.
                 return CompletableFuture.supplyAsync(() -> {
-                    TopicLog now = t.retired() ? log(topic) : t; // retired meanwhile: loaded afresh
-                    backfill(now);
-                    return f.size() == 0 || !epoch.equals(now.epoch()) ? new Fetched(now.epoch(), new long[0],
+                    TopicLog current = t.retired() ? log(topic) : t; // retired meanwhile: loaded afresh
+                    backfill(current);
+                    return f.size() == 0 || !epoch.equals(current.epoch()) ? new Fetched(current.epoch(), new long[0],
                             new long[0], new byte[0][]) : f;
                 }, applier);
             }
