@@ -65,6 +65,10 @@ public final class PushServer implements AutoCloseable {
 
     private final ServerConfig config;
     private final Lifecycle lifecycle = new Lifecycle();
+    /**
+     * The single node's log; null in cluster mode, where Redis holds the history and each node
+     * only its replay cache ({@code <store.dataDir>/cluster-cache}): nothing opens {@code log/} then.
+     */
     private final ChronicleEventStore store;
     /** The store, or in cluster mode ({@code cluster.redisUri}) the history shared through Redis. */
     private final EventHistory history;
@@ -103,9 +107,9 @@ public final class PushServer implements AutoCloseable {
         this.access = AccessControl.start(config.authConfig(), Clock.systemUTC(), metrics::authDenied);
         this.tls = startTls(config, access);
         ServerConfig.Store sc = config.store();
-        this.store = new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(), sc.retentionCount(),
-                sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
-        RedisHistory shared = openSharedHistory(config, store);
+        RedisHistory shared = openSharedHistory(config, access, tls);
+        this.store = shared != null ? null : new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(),
+                sc.retentionCount(), sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
         this.history = shared != null ? shared : store;
         this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics);
         Sequencer sequencer = shared != null ? shared.sequencer(sc)
@@ -117,10 +121,12 @@ public final class PushServer implements AutoCloseable {
         this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
                 PUBLISH_QUEUE_CAPACITY);
         metrics.gaugePerTransport("push.connections", "open WebSocket connections and SSE streams", sessions::size);
-        registerStoreGauges(clock);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(PushServer::housekeepingThread);
-        long every = sc.retentionCheckInterval().toMillis();
-        housekeeping.scheduleWithFixedDelay(this::enforceRetention, every, every, TimeUnit.MILLISECONDS);
+        if (store != null) {
+            registerStoreGauges(clock);
+            long every = sc.retentionCheckInterval().toMillis();
+            housekeeping.scheduleWithFixedDelay(this::enforceRetention, every, every, TimeUnit.MILLISECONDS);
+        } // in cluster mode Redis trims the history, and the replay cache its files (on the applier)
         this.connectionCount = new ConnectionCountCheckpoint(Path.of(sc.dataDir()));
         int expectedClients = connectionCount.read();
 
@@ -171,13 +177,26 @@ public final class PushServer implements AutoCloseable {
                 ? Runtime.getRuntime().availableProcessors() * 2 : config.server().ioThreads();
     }
 
-    /** The shared history of cluster mode, or null for a single node; closes the store when it cannot open. */
-    private static RedisHistory openSharedHistory(ServerConfig config, ChronicleEventStore store) {
+    /**
+     * The shared history of cluster mode (its data directory created, for the replay cache and the
+     * connection count), or null for a single node; closes what started before when it cannot open.
+     */
+    private static RedisHistory openSharedHistory(ServerConfig config, AccessControl access, ReloadingSslContext tls) {
+        if (!config.cluster().enabled()) {
+            return null;
+        }
         try {
-            return config.cluster().enabled() ? new RedisHistory(config) : null;
-        } catch (RuntimeException e) {
-            store.close();
-            throw e;
+            java.nio.file.Files.createDirectories(Path.of(config.store().dataDir()));
+            return new RedisHistory(config);
+        } catch (java.io.IOException | RuntimeException e) {
+            access.close();
+            if (tls != null) {
+                tls.close();
+            }
+            if (e instanceof java.io.IOException io) {
+                throw new java.io.UncheckedIOException("cannot create data directory " + config.store().dataDir(), io);
+            }
+            throw (RuntimeException) e;
         }
     }
 
@@ -201,8 +220,8 @@ public final class PushServer implements AutoCloseable {
     private void logReady(String transport, long startupMillis) {
         log.info("push server ready on {} ({}{}), epoch {}, {} events recovered in {} ms{}",
                 serverChannel.localAddress(), transport, tls == null ? "" : ", TLS",
-                history == store ? store.epoch() : "per topic (cluster mode, in Redis)",
-                store.recoveredEvents(), startupMillis,
+                store != null ? store.epoch() : "per topic (cluster mode, in Redis)",
+                store != null ? store.recoveredEvents() : 0, startupMillis,
                 adminChannel == null ? "" : "; metrics and probes on " + adminChannel.localAddress());
     }
 
@@ -219,7 +238,12 @@ public final class PushServer implements AutoCloseable {
                 store.storage(), g -> g.freeBytes());
     }
 
+    /** Cluster mode: no single-node store, so no {@code push.store.*}; topics and the replay cache instead. */
     private void registerClusterGauges(RedisHistory shared) {
+        metrics.gauge("push.topics", "topics this node follows (subscribed in Redis, not idle)", null, shared,
+                RedisHistory::topicCount);
+        metrics.gauge("push.cluster.cache.disk", "size of the replay cache's files", "bytes", shared,
+                h -> h.cache() == null ? 0 : h.cache().diskBytes());
         metrics.gauge("push.cluster.cache.writable", "1 while the node's replay cache caches, 0 while it cannot"
                 + " (no directory, disk full): replays then read Redis", null, shared,
                 h -> h.cache() != null && h.cache().writable() ? 1 : 0);
@@ -266,7 +290,11 @@ public final class PushServer implements AutoCloseable {
         return lifecycle.state();
     }
 
+    /** The single node's epoch (cluster mode: per topic, {@code history().epoch(topic)}). */
     public String epoch() {
+        if (store == null) {
+            throw new IllegalStateException("cluster mode: the epoch is per topic (history().epoch(topic))");
+        }
         return store.epoch();
     }
 
@@ -275,6 +303,7 @@ public final class PushServer implements AutoCloseable {
         return history;
     }
 
+    /** The single node's log, or null in cluster mode. */
     public ChronicleEventStore store() {
         return store;
     }
@@ -289,6 +318,9 @@ public final class PushServer implements AutoCloseable {
 
     /** Runs retention now, on the writer thread; returns when it is done. */
     public void enforceRetention() {
+        if (store == null) {
+            return; // cluster mode: Redis and the replay cache keep their own retention
+        }
         try {
             publisher.runOnWriter(store::enforceRetention).get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
@@ -342,7 +374,9 @@ public final class PushServer implements AutoCloseable {
                 log.warn("closing the shared history failed", e);
             }
         }
-        store.close();
+        if (store != null) {
+            store.close();
+        }
         access.close();
         if (tls != null) {
             tls.close();

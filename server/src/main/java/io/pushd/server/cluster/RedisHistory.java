@@ -46,6 +46,14 @@ import org.slf4j.LoggerFactory;
  * <p>A node subscribes per topic ({@link RedisLink#follow}) when it first loads the topic, before
  * it reads the head, so nothing stored in between is missed; after a reconnect, and for a topic
  * found behind twice with no live event between, it subscribes again before it backfills.
+ *
+ * <p>A topic with no local subscriber and no local read for {@code cluster.idleTopicTimeout} is
+ * no longer followed: the applier unsubscribes, forgets its {@link TopicLog} and drops it from the
+ * replay cache (keeping only its epoch and head, to pass to Redis when it is loaded again: an ID
+ * is never reused, as for a followed topic). The next use loads it again like a topic never seen.
+ * A subscriber registers with the hub before it asks {@link #prepare}, and that ask and the
+ * applier's retiring lock the topic's log: either the applier sees the subscriber (or the use)
+ * and keeps following, or the subscriber sees the log retired and waits for a fresh load.
  */
 public final class RedisHistory implements EventHistory {
 
@@ -80,11 +88,26 @@ public final class RedisHistory implements EventHistory {
     private final java.util.concurrent.atomic.AtomicBoolean reconnectPending = new java.util.concurrent.atomic.AtomicBoolean();
     /** Applier thread: topics the last check found behind → their head after that backfill. */
     private final Map<String, Long> headAfterBackfill = new java.util.HashMap<>();
+    /** {@code cluster.idleTopicTimeout} in ms; 0 = follow every loaded topic for good. */
+    private final long idleMillis;
+    /** Applier thread: epoch and head of topics no longer followed, the newest {@link #maxTopics}. */
+    private final Map<String, Seen> forgotten;
+
+    /** What this node had applied of a topic when it stopped following it. */
+    private record Seen(String epoch, long head) {
+    }
 
     /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
     public RedisHistory(ServerConfig config) {
         timeout = config.cluster().redisTimeout();
         maxTopics = config.limits().maxTopics();
+        idleMillis = config.cluster().idleTopicTimeout().toMillis();
+        forgotten = new java.util.LinkedHashMap<>(16, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Seen> eldest) {
+                return size() > maxTopics;
+            }
+        };
         ServerConfig.Store store = config.store();
         cache = ReplayCache.open(cacheDir(config), store.retentionAge(), store.retentionCount(), store.minFreeBytes(),
                 SystemTimeProvider.INSTANCE);
@@ -104,13 +127,16 @@ public final class RedisHistory implements EventHistory {
             throw e;
         }
         applier.scheduleWithFixedDelay(this::resyncAll, RESYNC_EVERY_MILLIS, RESYNC_EVERY_MILLIS, TimeUnit.MILLISECONDS);
+        if (idleMillis > 0) {
+            applier.scheduleWithFixedDelay(this::unfollowIdle, 1000, 1000, TimeUnit.MILLISECONDS);
+        }
         if (cache != null) {
             long every = store.retentionCheckInterval().toMillis();
             applier.scheduleWithFixedDelay(this::enforceCacheRetention, every, every, TimeUnit.MILLISECONDS);
         }
     }
 
-    /** The node's replay cache: {@code <store.dataDir>/cluster-cache}, beside the (unused) single-node log. */
+    /** The node's replay cache: {@code <store.dataDir>/cluster-cache} (cluster mode opens no single-node log). */
     static Path cacheDir(ServerConfig config) {
         return Path.of(config.store().dataDir()).resolve("cluster-cache");
     }
@@ -133,10 +159,15 @@ public final class RedisHistory implements EventHistory {
         return new RedisSequencer(redis, this, store, timeout, maxTopics);
     }
 
-    /** Loading a topic is a round trip (its epoch, head and oldest): on the applier, never the caller's thread. */
+    /**
+     * Loading a topic is a round trip (its epoch, head and oldest): on the applier, never the
+     * caller's thread. A subscriber calls this after it registered with the hub: a loaded topic
+     * counts as used (see the class comment), one the applier retired meanwhile is loaded again.
+     */
     @Override
     public CompletionStage<Void> prepare(String topic) {
-        if (logs.containsKey(topic)) {
+        TopicLog t = logs.get(topic);
+        if (t != null && t.use(now())) {
             return CompletableFuture.completedFuture(null);
         }
         return CompletableFuture.runAsync(() -> load(topic), applier);
@@ -146,10 +177,15 @@ public final class RedisHistory implements EventHistory {
     @Override
     public CompletionStage<Void> catchUp(String topic, long seq) {
         TopicLog known = logs.get(topic);
-        if (known != null && known.head() >= seq) {
+        if (known != null && known.use(now()) && known.head() >= seq) {
             return CompletableFuture.completedFuture(null);
         }
         return CompletableFuture.runAsync(() -> backfill(load(topic)), applier);
+    }
+
+    /** Milliseconds of a monotonic clock: when a topic was last used. */
+    private static long now() {
+        return System.nanoTime() / 1_000_000;
     }
 
     @Override
@@ -214,6 +250,7 @@ public final class RedisHistory implements EventHistory {
             return CompletableFuture.supplyAsync(() -> load(topic), applier)
                     .thenCompose(t -> fetch(t, afterSeq, max));
         }
+        known.touch(now());
         return fetch(known, afterSeq, max);
     }
 
@@ -249,14 +286,15 @@ public final class RedisHistory implements EventHistory {
                 // or retention took everything asked for (the applier learns what is kept: the caller
                 // then says expired). Either way the caller goes on once the applier has looked.
                 return CompletableFuture.supplyAsync(() -> {
-                    backfill(t);
-                    return f.size() == 0 || !epoch.equals(t.epoch()) ? new Fetched(t.epoch(), new long[0],
+                    TopicLog current = t.retired() ? log(topic) : t; // retired meanwhile: loaded afresh
+                    backfill(current);
+                    return f.size() == 0 || !epoch.equals(current.epoch()) ? new Fetched(current.epoch(), new long[0],
                             new long[0], new byte[0][]) : f;
                 }, applier);
             }
             if (cache != null) {
                 applier.execute(() -> {
-                    if (epoch.equals(t.epoch())) {
+                    if (epoch.equals(t.epoch()) && !t.retired()) { // a retired topic caches nothing
                         cache.appendFetched(topic, epoch, f.seqs(), f.timestamps(), f.data());
                     }
                 });
@@ -371,6 +409,7 @@ public final class RedisHistory implements EventHistory {
     private TopicLog log(String topic) {
         TopicLog t = logs.get(topic);
         if (t != null) {
+            t.touch(now());
             return t;
         }
         if (Thread.currentThread() == applierThread) {
@@ -396,13 +435,55 @@ public final class RedisHistory implements EventHistory {
         // subscribe first, then read the head: an event stored in between is both heard and read
         // (the applier drops the copy), none falls between the two
         redis.follow(topic, timeout.toMillis() + 1000);
-        List<Object> meta = redis.ensureEpoch(topic, "", 0);
+        Seen seen = forgotten.get(topic); // followed before: Redis holding less of it means a new epoch
+        List<Object> meta = redis.ensureEpoch(topic, seen == null ? "" : seen.epoch(), seen == null ? 0 : seen.head());
         long head = Long.parseLong(RedisKeys.text(meta.get(1)));
         TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, RedisKeys.text(meta.get(0)), head,
                 head == 0 ? 0 : firstKept(topic));
+        t.touch(now());
+        forgotten.remove(topic);
         logs.put(topic, t);
         held.add(topic);
         return t;
+    }
+
+    /**
+     * Applier thread, once a second: stops following topics no local subscriber and no local read
+     * used for {@code cluster.idleTopicTimeout}. A topic with subscribers counts as used now, so its
+     * idle time starts when the last one leaves.
+     */
+    private void unfollowIdle() {
+        TopicHub h = hub;
+        if (h == null || !redis.isOpen()) {
+            return; // unsubscribing needs Redis; the topics stay followed until it is back
+        }
+        long now = now();
+        long before = now - idleMillis;
+        int dropped = 0;
+        for (TopicLog t : List.copyOf(logs.values())) {
+            String topic = t.topic();
+            if (h.subscriberCount(topic) > 0) {
+                t.touch(now);
+            } else if (t.retireIfUnused(before, () -> h.subscriberCount(topic) == 0)) {
+                logs.remove(topic); // from now on its events are dropped here (apply) and read from Redis on next use
+                held.remove(topic);
+                headAfterBackfill.remove(topic);
+                if (cache != null) {
+                    cache.drop(topic); // what it holds would not be checked against Redis when loaded again
+                }
+                forgotten.put(topic, new Seen(t.epoch(), t.head()));
+                redis.unfollow(topic).whenComplete((v, e) -> {
+                    if (e != null) {
+                        log.debug("cluster: unsubscribing from idle topic {} failed ({})", topic, e.toString());
+                    }
+                });
+                dropped++;
+            }
+        }
+        if (dropped > 0) {
+            log.debug("cluster: {} idle topics no longer followed (cluster.idleTopicTimeout), {} followed", dropped,
+                    logs.size());
+        }
     }
 
     private void onMessage(byte[] channel, byte[] message) {
@@ -455,6 +536,9 @@ public final class RedisHistory implements EventHistory {
 
     /** Applier thread: brings {@code t} up to Redis' head, in pages, changing its epoch if Redis did. */
     private void backfill(TopicLog t) {
+        if (t.retired()) {
+            return; // no longer followed (a late fetch): the next load reads the head afresh
+        }
         String topic = t.topic();
         List<Object> meta = redis.ensureEpoch(topic, t.epoch(), t.head());
         String epoch = RedisKeys.text(meta.get(0));

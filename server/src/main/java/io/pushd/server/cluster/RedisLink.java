@@ -286,6 +286,16 @@ final class RedisLink implements AutoCloseable {
     }
 
     /**
+     * Unsubscribes from {@code topic}'s channel (a topic no longer followed). Not awaited: a later
+     * {@link #follow} goes out on the same connection after it, and a message that still arrives
+     * meanwhile is dropped by the history (it follows no such topic).
+     */
+    CompletableFuture<Void> unfollow(String topic) {
+        byte[] channel = RedisKeys.channel(topic);
+        return (sharded ? pubSub.async().sunsubscribe(channel) : pubSub.async().unsubscribe(channel)).toCompletableFuture();
+    }
+
+    /**
      * After a reconnect on a Redis Cluster: subscribe to every followed topic again, one command
      * each. Lettuce resubscribes a node's shard channels in one {@code SSUBSCRIBE}, which Redis
      * refuses with CROSSSLOT as soon as they hash to two slots; plain Redis needs none of this.

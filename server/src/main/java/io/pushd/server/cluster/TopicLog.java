@@ -22,6 +22,10 @@ final class TopicLog {
     private String epoch;
     private long head;
     private long oldest;
+    /** When this node last used the topic ({@link RedisHistory#now}): reads, subscribers. */
+    private volatile long lastUsed;
+    /** Set by the applier when it stops following the topic; then it is loaded again on next use. */
+    private boolean retired;
 
     TopicLog(String topic, int capacity, String epoch, long head, long oldest) {
         this.topic = topic;
@@ -34,6 +38,42 @@ final class TopicLog {
 
     String topic() {
         return topic;
+    }
+
+    /** Any thread: used now (a read, a subscriber); cheap, for every read. */
+    void touch(long now) {
+        if (lastUsed != now) {
+            lastUsed = now;
+        }
+    }
+
+    /**
+     * Any thread: used now, by a subscriber that registered before it asks; false when the applier
+     * retired this log first (then load the topic again). The lock orders the two: either the
+     * applier sees this use and keeps the topic, or this sees the topic retired.
+     */
+    synchronized boolean use(long now) {
+        if (retired) {
+            return false;
+        }
+        lastUsed = now;
+        return true;
+    }
+
+    /**
+     * Applier thread: retires this log when it was not used since {@code before} and {@code unused}
+     * (no local subscriber) still holds; returns whether it did.
+     */
+    synchronized boolean retireIfUnused(long before, java.util.function.BooleanSupplier unused) {
+        if (retired || lastUsed >= before || !unused.getAsBoolean()) {
+            return false;
+        }
+        retired = true;
+        return true;
+    }
+
+    synchronized boolean retired() {
+        return retired;
     }
 
     synchronized String epoch() {

@@ -28,18 +28,22 @@ import java.util.Objects;
  * @param redisTimeout       how long one Redis command may take before the publish is refused with 503
  * @param replicasToAck      after each publish batch, {@code WAIT} for this many replicas (0 = do not wait)
  * @param replicasAckTimeout how long that {@code WAIT} may take
+ * @param idleTopicTimeout   a topic with no local subscriber and no local read for this long is no
+ *                           longer followed (unsubscribed, forgotten) until it is used again; 0 = never
  */
 public record Cluster(@JsonSerialize(using = Cluster.Redacting.class) String redisUri, Duration redisTimeout,
-                      int replicasToAck, Duration replicasAckTimeout) {
+                      int replicasToAck, Duration replicasAckTimeout, Duration idleTopicTimeout) {
     public static final String DEFAULT_REDIS_URI = "";
     public static final Duration DEFAULT_REDIS_TIMEOUT = Duration.ofSeconds(2);
     public static final int DEFAULT_REPLICAS_TO_ACK = 0;
     public static final Duration DEFAULT_REPLICAS_ACK_TIMEOUT = Duration.ofMillis(100);
+    public static final Duration DEFAULT_IDLE_TOPIC_TIMEOUT = Duration.ofMinutes(5);
 
     public Cluster {
         Objects.requireNonNull(redisUri, "cluster.redisUri");
         Objects.requireNonNull(redisTimeout, "cluster.redisTimeout");
         Objects.requireNonNull(replicasAckTimeout, "cluster.replicasAckTimeout");
+        Objects.requireNonNull(idleTopicTimeout, "cluster.idleTopicTimeout");
         redisUri = redisUri.trim();
         if (!redisUri.isEmpty()) {
             seeds(redisUri);
@@ -56,6 +60,22 @@ public record Cluster(@JsonSerialize(using = Cluster.Redacting.class) String red
             throw new ConfigException("cluster.replicasAckTimeout: " + Durations.format(replicasAckTimeout)
                     + " (expected: 1ms.. less than cluster.redisTimeout " + Durations.format(redisTimeout) + ")");
         }
+        // checked once a second: below a second it would not be what it says
+        if (!idleTopicTimeout.isZero() && (idleTopicTimeout.compareTo(Duration.ofSeconds(1)) < 0
+                || idleTopicTimeout.compareTo(Duration.ofDays(7)) > 0)) {
+            throw new ConfigException("cluster.idleTopicTimeout: " + Durations.format(idleTopicTimeout)
+                    + " (expected: 0s = never, or 1s..7d)");
+        }
+    }
+
+    /** Without {@code idleTopicTimeout}: the default. */
+    public Cluster(String redisUri, Duration redisTimeout, int replicasToAck, Duration replicasAckTimeout) {
+        this(redisUri, redisTimeout, replicasToAck, replicasAckTimeout, DEFAULT_IDLE_TOPIC_TIMEOUT);
+    }
+
+    /** This configuration with another {@code idleTopicTimeout}. */
+    public Cluster withIdleTopicTimeout(Duration timeout) {
+        return new Cluster(redisUri, redisTimeout, replicasToAck, replicasAckTimeout, timeout);
     }
 
     /** The URI and timeout only (no WAIT): what most callers and tests name. */

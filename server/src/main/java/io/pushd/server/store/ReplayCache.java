@@ -255,6 +255,21 @@ public final class ReplayCache implements AutoCloseable {
         return tail == null || !tail.epoch().equals(epoch) ? TopicRange.EMPTY : tail.index().range();
     }
 
+    /** Bytes of the cache's queue files on disk (allocated, sparse). Any thread. */
+    public long diskBytes() {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> p.toString().endsWith(".cq4")).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    return 0; // deleted by retention meanwhile
+                }
+            }).sum();
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
     /** False while the cache's disk is below the free-space watermark. */
     public boolean writable() {
         return storage.writable() && !failing;

@@ -90,4 +90,19 @@ class ClusterConfigTest {
         assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.replicasAckTimeout", "2s")))
                 .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.replicasAckTimeout: 2s");
     }
+
+    @Test
+    void idleTopicsAreUnfollowedAfterFiveMinutesByDefaultZeroMeansNeverAndBelowASecondIsRefused() {
+        assertThat(ConfigLoader.load(null, Map.of()).cluster().idleTopicTimeout()).isEqualTo(Cluster.DEFAULT_IDLE_TOPIC_TIMEOUT)
+                .hasMinutes(5);
+        assertThat(ConfigLoader.load(null, ConfigLoader.fromEnvironment(Map.of("PUSH_CLUSTER_IDLE_TOPIC_TIMEOUT", "0s")))
+                .cluster().idleTopicTimeout()).isZero();
+        assertThat(ConfigLoader.load(null, Map.of("cluster.idleTopicTimeout", "30s")).cluster().idleTopicTimeout())
+                .hasSeconds(30);
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.idleTopicTimeout", "500ms")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("cluster.idleTopicTimeout: 500ms (expected: 0s = never, or 1s..7d)");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.idleTopicTimeout", "8d")))
+                .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.idleTopicTimeout: 8d");
+    }
 }
