@@ -90,11 +90,14 @@ public final class RedisHistory implements EventHistory {
     private final Map<String, Long> headAfterBackfill = new java.util.HashMap<>();
     /** {@code cluster.idleTopicTimeout} in ms; 0 = follow every loaded topic for good. */
     private final long idleMillis;
-    /** Applier thread: epoch and head of topics no longer followed, the newest {@link #maxTopics}. */
+    /**
+     * Epoch and head of topics no longer followed, the newest {@link #maxTopics}: written by the
+     * applier, read by the writer thread too (a publish must still tell Redis what this node saw).
+     */
     private final Map<String, Seen> forgotten;
 
-    /** What this node had applied of a topic when it stopped following it. */
-    private record Seen(String epoch, long head) {
+    /** What this node had applied of a topic (when it stopped following it). */
+    record Seen(String epoch, long head) {
     }
 
     /** Connects to {@code config.cluster()}'s Redis; throws when it cannot be reached now. */
@@ -102,12 +105,12 @@ public final class RedisHistory implements EventHistory {
         timeout = config.cluster().redisTimeout();
         maxTopics = config.limits().maxTopics();
         idleMillis = config.cluster().idleTopicTimeout().toMillis();
-        forgotten = new java.util.LinkedHashMap<>(16, 0.75f, false) {
+        forgotten = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, false) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<String, Seen> eldest) {
                 return size() > maxTopics;
             }
-        };
+        });
         ServerConfig.Store store = config.store();
         cache = ReplayCache.open(cacheDir(config), store.retentionAge(), store.retentionCount(), store.minFreeBytes(),
                 SystemTimeProvider.INSTANCE);
@@ -339,6 +342,21 @@ public final class RedisHistory implements EventHistory {
     }
 
     /**
+     * Any thread: the epoch and head this node last applied of {@code topic}, followed now or
+     * before it stopped following it, or null when it never loaded it. The publish script compares
+     * them with Redis: a Redis holding less of that epoch gets a new one, never an ID given twice.
+     * (A retired topic is in {@link #forgotten} before it leaves {@link #logs}, and a loaded one in
+     * {@link #logs} before it leaves {@link #forgotten}: one of the two always answers.)
+     */
+    Seen seen(String topic) {
+        TopicLog t = logs.get(topic);
+        if (t != null) {
+            return new Seen(t.epoch(), t.head());
+        }
+        return forgotten.get(topic);
+    }
+
+    /**
      * Writer thread, before a batch goes to Redis: the topics of {@code publishes} this node must
      * refuse with {@code TopicLimitException}, as a single node does: topics it holds nothing of,
      * beyond {@code limits.maxTopics}, that Redis does not have either (publishing to a topic
@@ -441,8 +459,8 @@ public final class RedisHistory implements EventHistory {
         TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, RedisKeys.text(meta.get(0)), head,
                 head == 0 ? 0 : firstKept(topic));
         t.touch(now());
-        forgotten.remove(topic);
         logs.put(topic, t);
+        forgotten.remove(topic); // after the put: seen() finds one of the two
         held.add(topic);
         return t;
     }
@@ -465,13 +483,13 @@ public final class RedisHistory implements EventHistory {
             if (h.subscriberCount(topic) > 0) {
                 t.touch(now);
             } else if (t.retireIfUnused(before, () -> h.subscriberCount(topic) == 0)) {
+                forgotten.put(topic, new Seen(t.epoch(), t.head())); // before the remove: seen() finds one of the two
                 logs.remove(topic); // from now on its events are dropped here (apply) and read from Redis on next use
                 held.remove(topic);
                 headAfterBackfill.remove(topic);
                 if (cache != null) {
                     cache.drop(topic); // what it holds would not be checked against Redis when loaded again
                 }
-                forgotten.put(topic, new Seen(t.epoch(), t.head()));
                 redis.unfollow(topic).whenComplete((v, e) -> {
                     if (e != null) {
                         log.debug("cluster: unsubscribing from idle topic {} failed ({})", topic, e.toString());

@@ -130,7 +130,7 @@ public final class RedisSequencer implements Sequencer {
         String topic = p.topic();
         String seenEpoch = "";
         long seenHead = 0;
-        TopicLog seen = history.known(topic);
+        RedisHistory.Seen seen = history.seen(topic); // also after this node stopped following the topic
         if (seen != null) {
             seenEpoch = seen.epoch();
             seenHead = seen.head();
