@@ -187,7 +187,11 @@ public final class PushServerMain implements Callable<Integer> {
             if (!seen.add(t)) {
                 continue;
             }
-            if (t instanceof io.lettuce.core.RedisCommandExecutionException) { // WRONGPASS, NOAUTH, too old
+            // WRONGPASS, NOAUTH, too old: what only the operator can fix. LOADING, BUSY, CLUSTERDOWN
+            // and the like pass by themselves: those count as not answering yet (exit 1, retried).
+            if (t instanceof io.lettuce.core.RedisCommandExecutionException && t.getMessage() != null
+                    && (t.getMessage().startsWith("WRONGPASS") || t.getMessage().startsWith("NOAUTH")
+                    || t.getMessage().contains("is too old") || t.getMessage().contains("redis_version"))) {
                 return t.getMessage();
             }
             if (t.getCause() != null) {

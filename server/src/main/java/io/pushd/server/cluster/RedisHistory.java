@@ -85,6 +85,7 @@ public final class RedisHistory implements EventHistory {
     private volatile Thread applierThread;
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
+    private volatile long lastTaskFailureLog;
     private final java.util.concurrent.atomic.AtomicBoolean reconnectPending = new java.util.concurrent.atomic.AtomicBoolean();
     /** Applier thread: topics the last check found behind → their head after that backfill. */
     private final Map<String, Long> headAfterBackfill = new java.util.HashMap<>();
@@ -129,9 +130,13 @@ public final class RedisHistory implements EventHistory {
             }
             throw e;
         }
-        applier.scheduleWithFixedDelay(this::resyncAll, RESYNC_EVERY_MILLIS, RESYNC_EVERY_MILLIS, TimeUnit.MILLISECONDS);
+        // A periodic task that throws is never run again (ScheduledThreadPoolExecutor), silently:
+        // each is guarded, so one bad round is logged and the next runs.
+        applier.scheduleWithFixedDelay(guarded("resync", this::resyncAll), RESYNC_EVERY_MILLIS, RESYNC_EVERY_MILLIS,
+                TimeUnit.MILLISECONDS);
         if (idleMillis > 0) {
-            applier.scheduleWithFixedDelay(this::unfollowIdle, 1000, 1000, TimeUnit.MILLISECONDS);
+            applier.scheduleWithFixedDelay(guarded("idle topics", this::unfollowIdle), 1000, 1000,
+                    TimeUnit.MILLISECONDS);
         }
         if (cache != null) {
             long every = store.retentionCheckInterval().toMillis();
@@ -150,6 +155,21 @@ public final class RedisHistory implements EventHistory {
         } catch (RuntimeException e) {
             log.warn("cluster: replay cache retention failed", e);
         }
+    }
+
+    /** {@code task}, logging (at most every 10 s) what it throws instead of losing it in a future nobody reads. */
+    private Runnable guarded(String what, Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                long now = System.currentTimeMillis();
+                if (now - lastTaskFailureLog > 10_000) {
+                    lastTaskFailureLog = now;
+                    log.warn("cluster: {} failed; the next round retries", what, e);
+                }
+            }
+        };
     }
 
     /** The fan-out this history feeds; set once, before the server takes connections. */
@@ -178,9 +198,9 @@ public final class RedisHistory implements EventHistory {
 
     /** Reads Redis' head on the applier and backfills up to it: what another node delivered, this one then holds. */
     @Override
-    public CompletionStage<Void> catchUp(String topic, long seq) {
+    public CompletionStage<Void> catchUp(String topic, String epoch, long seq) {
         TopicLog known = logs.get(topic);
-        if (known != null && known.use(now()) && known.head() >= seq) {
+        if (known != null && known.use(now()) && known.epoch().equals(epoch) && known.head() >= seq) {
             return CompletableFuture.completedFuture(null);
         }
         return CompletableFuture.runAsync(() -> backfill(load(topic)), applier);
@@ -416,7 +436,7 @@ public final class RedisHistory implements EventHistory {
     /** From the sequencer, after the script stored it: apply in order with the other nodes' events. */
     void offer(String topic, String epoch, long seq, long ts, byte[] data) {
         try {
-            applier.execute(() -> apply(topic, epoch, seq, ts, data));
+            applier.execute(guarded("applying a live event", () -> apply(topic, epoch, seq, ts, data)));
         } catch (java.util.concurrent.RejectedExecutionException closing) {
             // a message Redis sent while this node shuts down: nobody is left to deliver it to,
             // and the stream in Redis still holds it for whoever resumes elsewhere
@@ -490,11 +510,15 @@ public final class RedisHistory implements EventHistory {
                 if (cache != null) {
                     cache.drop(topic); // what it holds would not be checked against Redis when loaded again
                 }
-                redis.unfollow(topic).whenComplete((v, e) -> {
-                    if (e != null) {
-                        log.debug("cluster: unsubscribing from idle topic {} failed ({})", topic, e.toString());
-                    }
-                });
+                try {
+                    redis.unfollow(topic).whenComplete((v, e) -> {
+                        if (e != null) {
+                            log.debug("cluster: unsubscribing from idle topic {} failed ({})", topic, e.toString());
+                        }
+                    });
+                } catch (RuntimeException e) { // routed by slot on a Redis Cluster: may throw at once
+                    log.debug("cluster: unsubscribing from idle topic {} failed ({})", topic, e.toString());
+                }
                 dropped++;
             }
         }
@@ -587,13 +611,13 @@ public final class RedisHistory implements EventHistory {
     /** Any connection to Redis (re)connected: once for a burst of them, follow every topic again, then backfill. */
     private void onReconnect() {
         if (reconnectPending.compareAndSet(false, true)) {
-            applier.execute(() -> {
+            applier.execute(guarded("following every topic again after a reconnect", () -> {
                 reconnectPending.set(false);
                 if (redis.refollow(List.copyOf(logs.keySet()), timeout.toMillis() + 1000) > 0) {
                     log.debug("cluster: some topics could not be subscribed again yet; the next reconnect retries");
                 }
                 resyncAll();
-            });
+            }));
         }
     }
 
@@ -633,8 +657,16 @@ public final class RedisHistory implements EventHistory {
             // reconnect here to tell. Subscribe again, then backfill.
             redis.refollow(deaf, timeout.toMillis() + 1000);
             for (TopicLog t : behind) {
-                backfill(t);
-                headAfterBackfill.put(t.topic(), t.head());
+                try { // one topic that cannot be backfilled must not hold back the others
+                    backfill(t);
+                    headAfterBackfill.put(t.topic(), t.head());
+                } catch (RuntimeException e) {
+                    long now = System.currentTimeMillis();
+                    if (now - lastFailureLog > 10_000) {
+                        lastFailureLog = now;
+                        log.warn("cluster: backfill of topic {} from Redis failed ({}); retrying", t.topic(), e.toString());
+                    }
+                }
             }
         } catch (RuntimeException e) {
             long now = System.currentTimeMillis();

@@ -47,13 +47,14 @@ public interface EventHistory extends Closeable {
     }
 
     /**
-     * Completes (on any thread) once {@link #range} of {@code topic} reaches {@code seq}, or once
-     * the history has confirmed it holds no such event yet. A node of a shared history may not have
-     * applied what another node already delivered: a client resuming from such an ID is behind no
-     * one, and must not be told its ID is from the future. Done at once for the local store (its
-     * range is the truth). Fails when the history cannot be reached.
+     * Completes (on any thread) once {@link #epoch} and {@link #range} of {@code topic} reach
+     * {@code epoch}-{@code seq}, or once the history has confirmed it holds no such event. A node of
+     * a shared history may not have applied what another node already delivered (a later event, or
+     * a new epoch): a client resuming from such an ID is behind no one, and must not be told its ID
+     * is from the future or of an unknown epoch. Done at once for the local store (its range is the
+     * truth). Fails when the history cannot be reached.
      */
-    default CompletionStage<Void> catchUp(String topic, long seq) {
+    default CompletionStage<Void> catchUp(String topic, String epoch, long seq) {
         return CompletableFuture.completedFuture(null);
     }
 

@@ -123,11 +123,13 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private void begin(EventId after) {
         TopicRange range = history.range(topic);
         String epoch = history.epoch(topic);
-        if (after != null && !caughtUp && after.epoch().equals(epoch) && after.seq() > range.head()) {
-            // ahead of what this node holds: on a shared history another node may have delivered
-            // it already; ask once before calling it the future
+        if (after != null && !caughtUp && (!after.epoch().equals(epoch) || after.seq() > range.head())) {
+            // ahead of what this node holds, or of an epoch it does not know: on a shared history
+            // another node may have delivered it already; ask once before calling it the future
+            // or unknown
             caughtUp = true;
-            java.util.concurrent.CompletableFuture<Void> done = history.catchUp(topic, after.seq()).toCompletableFuture();
+            java.util.concurrent.CompletableFuture<Void> done =
+                    history.catchUp(topic, after.epoch(), after.seq()).toCompletableFuture();
             if (!done.isDone() || done.isCompletedExceptionally()) {
                 beginWhen(done, after);
                 return;
