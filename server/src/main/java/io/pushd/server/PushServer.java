@@ -107,7 +107,8 @@ public final class PushServer implements AutoCloseable {
                 sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
         RedisHistory shared = openSharedHistory(config, store);
         this.history = shared != null ? shared : store;
-        this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics);
+        this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics,
+                config.fanout().coalesceWindow());
         Sequencer sequencer = shared != null ? shared.sequencer(sc)
                 : new LocalSequencer(store.heads(), config.limits().maxTopics());
         if (shared != null) {
