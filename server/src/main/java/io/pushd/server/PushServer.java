@@ -111,7 +111,8 @@ public final class PushServer implements AutoCloseable {
         this.store = shared != null ? null : new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(),
                 sc.retentionCount(), sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
         this.history = shared != null ? shared : store;
-        this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics);
+        this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics,
+                config.fanout().coalesceWindow());
         Sequencer sequencer = shared != null ? shared.sequencer(sc)
                 : new LocalSequencer(store.heads(), config.limits().maxTopics());
         if (shared != null) {

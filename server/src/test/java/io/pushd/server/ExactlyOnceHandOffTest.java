@@ -39,9 +39,14 @@ class ExactlyOnceHandOffTest {
     final AtomicLong acknowledged = new AtomicLong();
     final List<Thread> publishers = new ArrayList<>();
 
+    /** The server's configuration; a subclass runs the same hand-off with other fan-out settings. */
+    io.pushd.server.config.ServerConfig config(Path dir) {
+        return TestServers.config(dir);
+    }
+
     @BeforeEach
     void start() throws Exception {
-        server = TestServers.start(dataDir);
+        server = TestServers.start(config(dataDir));
         for (int i = 0; i < 2; i++) {
             Thread t = new Thread(() -> {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120); // bounded, whatever happens

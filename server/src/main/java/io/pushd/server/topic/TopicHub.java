@@ -4,16 +4,21 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.FastThreadLocal;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.GenericFutureListener;
 import io.pushd.protocol.EventId;
 import io.pushd.server.metrics.ServerMetrics;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +28,8 @@ import org.slf4j.LoggerFactory;
  * direct buffer that every subscriber of that format shares through
  * {@link ByteBuf#retainedDuplicate()}. Subscribers are grouped by format and event loop, so an
  * event costs one encoding per format and one task per event loop (several events per task when they queue up), not one per subscriber.
+ * With a coalescing window ({@code fanout.coalesceWindow}), events that follow each other closely
+ * wait up to the window for the next ones, so a subscriber gets several in one write.
  */
 public final class TopicHub {
 
@@ -59,12 +66,34 @@ public final class TopicHub {
     private final Function<String, String> epochOf;
     private final ByteBufAllocator alloc;
     private final ServerMetrics metrics;
+    /** {@code fanout.coalesceWindow} in nanoseconds; 0 = every drain at once. */
+    private final long coalesceNanos;
+    private final LongSupplier nanoClock;
 
     /** @param epochOf the epoch of a topic's event IDs: {@code EventHistory::epoch}, asked per topic */
     public TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics) {
+        this(epochOf, alloc, metrics, Duration.ZERO);
+    }
+
+    /**
+     * @param coalesceWindow when an event of a loop group follows the group's previous one by less
+     *                       than this, its drain waits this long, so the events that follow within
+     *                       the window reach each subscriber in the same write (one syscall, fewer
+     *                       TCP segments); an event after a quiet spell goes at once. 0 = off.
+     */
+    public TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics,
+                    Duration coalesceWindow) {
+        this(epochOf, alloc, metrics, coalesceWindow, System::nanoTime);
+    }
+
+    /** @param nanoClock what "closer than the window" is measured with (tests pick the gaps) */
+    TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics,
+             Duration coalesceWindow, LongSupplier nanoClock) {
         this.epochOf = epochOf;
         this.alloc = alloc;
         this.metrics = metrics;
+        this.coalesceNanos = coalesceWindow.toNanos();
+        this.nanoClock = nanoClock;
     }
 
     public void subscribe(String topic, Subscriber s) {
@@ -191,6 +220,20 @@ public final class TopicHub {
         private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
         private final AtomicBoolean scheduled = new AtomicBoolean();
         private final Runnable drainTask = this::drain;
+        /**
+         * When the previous event was offered (System.nanoTime). Written by the fan-out thread
+         * only; a stale read merely drains one event at once or late, never loses it.
+         */
+        private volatile long lastOfferNanos = nanoClock.getAsLong() - (1L << 50);
+        /**
+         * A loop that shuts down cancels its scheduled tasks instead of running them: the events
+         * a delayed drain was holding are released here then, not leaked.
+         */
+        private final GenericFutureListener<Future<Object>> onDelayedDrainDone = f -> {
+            if (f.isCancelled()) {
+                releaseQueued();
+            }
+        };
 
         LoopGroup(EventFormat format, EventExecutor loop, Subscriber first) {
             this.format = format;
@@ -227,17 +270,38 @@ public final class TopicHub {
 
         void offer(Pending p) {
             queue.add(p);
+            long now = coalesceNanos > 0 ? nanoClock.getAsLong() : 0;
+            boolean close = coalesceNanos > 0 && now - lastOfferNanos < coalesceNanos;
+            if (coalesceNanos > 0) {
+                lastOfferNanos = now;
+            }
             if (scheduled.compareAndSet(false, true)) {
                 try {
-                    loop.execute(drainTask);
-                } catch (RejectedExecutionException shuttingDown) {
-                    Pending q;
-                    while ((q = queue.poll()) != null) {
-                        q.forLoop().release();
-                        done(q.loopsLeft(), q.appendedNanos());
+                    if (close) {
+                        // Events come closer than the window: wait for the ones that follow, so
+                        // each subscriber gets them in one write. A drain already scheduled (or
+                        // running, which reschedules at once) takes this event with it.
+                        loop.schedule(drainTask, coalesceNanos, TimeUnit.NANOSECONDS).addListener(onDelayedDrainDone);
+                    } else {
+                        loop.execute(drainTask);
                     }
+                } catch (RejectedExecutionException shuttingDown) {
+                    releaseQueued();
                 }
             }
+        }
+
+        /** The loop will not drain (it is shutting down): release what waits, and what comes after. */
+        private void releaseQueued() {
+            do {
+                Pending q;
+                while ((q = queue.poll()) != null) {
+                    q.forLoop().release();
+                    done(q.loopsLeft(), q.appendedNanos());
+                }
+                scheduled.set(false);
+                // an offer between the last poll and the reset saw a drain scheduled and left its event
+            } while (!queue.isEmpty() && scheduled.compareAndSet(false, true));
         }
 
         /** On {@link #loop}. */
@@ -260,7 +324,14 @@ public final class TopicHub {
                 }
                 scheduled.set(false);
                 if (!queue.isEmpty() && scheduled.compareAndSet(false, true)) {
-                    loop.execute(drainTask); // behind whatever else the loop has to do
+                    // At once, even with a coalescing window: these events queued while the loop
+                    // was busy, so they are already several per write, and waiting would only add
+                    // latency to a loop that is behind.
+                    try {
+                        loop.execute(drainTask); // behind whatever else the loop has to do
+                    } catch (RejectedExecutionException shuttingDown) {
+                        releaseQueued();
+                    }
                 }
             }
         }

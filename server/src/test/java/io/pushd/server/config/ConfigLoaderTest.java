@@ -357,4 +357,21 @@ class ConfigLoaderTest {
         assertThat(loadFailure("server:\n  defaultTopic: \"a b\"\n"))
                 .hasMessageContaining("server.defaultTopic").hasMessageContaining("[A-Za-z0-9_.:-]");
     }
+
+    @Test
+    void theFanoutCoalesceWindowIsSetFromTheFileAndFromTheEnvironment() throws IOException {
+        assertThat(ConfigLoader.load(yaml("fanout:\n  coalesceWindow: 2ms\n"), Map.of()).fanout().coalesceWindow())
+                .isEqualTo(java.time.Duration.ofMillis(2));
+        assertThat(ConfigLoader.load(SHIPPED,
+                ConfigLoader.fromEnvironment(Map.of("PUSH_FANOUT_COALESCE_WINDOW", "1ms"))).fanout().coalesceWindow())
+                .isEqualTo(java.time.Duration.ofMillis(1));
+    }
+
+    @Test
+    void aFanoutCoalesceWindowAbove50msOrNegativeIsRejectedByName() throws IOException {
+        assertThat(loadFailure("fanout:\n  coalesceWindow: 51ms\n"))
+                .hasMessage("fanout.coalesceWindow: 51ms (expected: 0-50ms (0 = off))");
+        assertThat(loadFailure("fanout:\n  coalesceWindow: PT-0.001S\n"))
+                .hasMessageContaining("fanout.coalesceWindow").hasMessageContaining("0-50ms");
+    }
 }

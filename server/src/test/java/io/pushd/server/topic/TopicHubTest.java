@@ -331,6 +331,119 @@ class TopicHubTest {
         }
     }
 
+    /** A fan-out clock the test moves by hand: which events count as "close" is the test's choice. */
+    final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+
+    private TopicHub coalescing(java.time.Duration window) {
+        return new TopicHub(topic -> "ep1", alloc, new ServerMetrics(), window, nanos::get);
+    }
+
+    private static void fanOut(TopicHub h, long seq) {
+        h.fanOut("t", seq, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+    }
+
+    /** Waits (bounded) for what the loop delivers; fails rather than hangs. */
+    private static void awaitDelivered(Batching b, int events) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (b.delivered() < events && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void eventsThatComeWithinTheCoalescingWindowReachASubscriberInOneFlush() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            // long enough that the three fan-outs below always fall inside it, however loaded the machine
+            TopicHub h = coalescing(java.time.Duration.ofMillis(300));
+            Batching b = new Batching(loop);
+            h.subscribe("t", b);
+
+            fanOut(h, 1); // the first event after a quiet spell: at once
+            loop.submit(() -> { }).sync();
+            assertThat(b.seqs).containsExactly(1L);
+
+            fanOut(h, 2); // close behind event 1 (the clock has not moved): held for the window...
+            fanOut(h, 3); // ...and these join it
+            fanOut(h, 4);
+            loop.submit(() -> { }).sync();
+            assertThat(b.seqs).as("held for the window, not drained at once").containsExactly(1L);
+
+            awaitDelivered(b, 4);
+            assertThat(b.seqs).containsExactly(1L, 2L, 3L, 4L);
+            assertThat(b.batches).as("event 1 alone, then 2-4 in one flush").isEqualTo(2);
+            assertThat(alloc.direct).hasSize(4).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+    }
+
+    @Test
+    void anEventAfterAQuietSpellIsNotDelayedByTheCoalescingWindow() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            TopicHub h = coalescing(java.time.Duration.ofSeconds(10)); // a held event would not arrive in this test
+            Batching b = new Batching(loop);
+            h.subscribe("t", b);
+
+            fanOut(h, 1);
+            loop.submit(() -> { }).sync(); // runs after a drain started at once, before one held for 10 s
+            assertThat(b.seqs).containsExactly(1L);
+
+            nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(11)); // longer apart than the window
+            fanOut(h, 2);
+            loop.submit(() -> { }).sync();
+            assertThat(b.seqs).containsExactly(1L, 2L);
+            assertThat(b.batches).isEqualTo(2);
+            assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+    }
+
+    @Test
+    void eventsHeldForTheWindowAreNotOfferedToAConnectionThatClosedMeanwhileAndAreReleased() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            TopicHub h = coalescing(java.time.Duration.ofMillis(200));
+            Batching closing = new Batching(loop);
+            Batching staying = new Batching(loop);
+            h.subscribe("t", closing);
+            h.subscribe("t", staying);
+            fanOut(h, 1);
+            loop.submit(() -> { }).sync();
+
+            fanOut(h, 2); // held
+            fanOut(h, 3);
+            h.unsubscribe("t", closing); // its connection closes while the drain waits
+
+            awaitDelivered(staying, 3);
+            assertThat(staying.seqs).containsExactly(1L, 2L, 3L);
+            assertThat(closing.seqs).containsExactly(1L);
+            assertThat(alloc.direct).hasSize(3).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+    }
+
+    @Test
+    void eventsHeldForTheWindowWhenTheLoopShutsDownAreReleasedAndLaterOnesToo() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        TopicHub h = coalescing(java.time.Duration.ofSeconds(10));
+        Batching b = new Batching(loop);
+        h.subscribe("t", b);
+        fanOut(h, 1);
+        loop.submit(() -> { }).sync();
+        fanOut(h, 2); // held for 10 s
+        fanOut(h, 3);
+
+        loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync(); // cancels the held drain
+        fanOut(h, 4); // the loop refuses it
+
+        assertThat(b.seqs).containsExactly(1L);
+        assertThat(alloc.direct).hasSize(4).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+    }
+
     /** Counts its batches; releases what it is offered at once. */
     static final class Batching implements TopicHub.Subscriber {
         final io.netty.util.concurrent.EventExecutor loop;
@@ -355,6 +468,14 @@ class TopicHubTest {
         @Override
         public void endOfBatch() {
             batches++;
+            delivered = seqs.size();
+        }
+
+        /** Events of finished batches, readable from the test's thread. */
+        volatile int delivered;
+
+        int delivered() {
+            return delivered;
         }
     }
 }
