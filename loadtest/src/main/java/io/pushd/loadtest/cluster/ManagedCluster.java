@@ -96,8 +96,9 @@ public final class ManagedCluster implements AutoCloseable {
     }
 
     /** Takes node {@code k} (1-based) down in {@code mode} and returns once it is ready again. */
-    public RestartTiming restart(int k, RestartMode mode, Deadline deadline) throws InterruptedException {
-        return nodes.get(k - 1).restart(mode, deadline);
+    public RestartTiming restart(int k, RestartMode mode, Deadline deadline, ManagedServer.BeforeLaunch beforeLaunch)
+            throws InterruptedException {
+        return nodes.get(k - 1).restart(mode, deadline, beforeLaunch);
     }
 
     public Path connectionLog() {

@@ -245,16 +245,18 @@ final class ClusterRestartScenario {
         out.printf(Locale.ROOT, "step %d: %s of node-%d (%s); %d events published so far%n", number,
                 mode == RestartMode.GRACEFUL ? "SIGTERM" : "SIGKILL", node, phase, publisher.issued());
         publisher.disturbed(true);
-        RestartTiming t = cluster.restart(node, mode, deadline);
+        // The replacement is launched once the old node's clients are back on the other nodes. On
+        // one machine a JVM starting up takes both cores for seconds, exactly while the clients
+        // reconnect: the clients' timers and the other nodes then stall together and come back in
+        // bursts (one run launching at once: 40 % in one second with uniform hints). On separate
+        // machines a starting node competes with no one; nobody reconnects to it meanwhile anyway.
+        // Connected, not merely refused: a client another node refused (1013) is still on its way.
+        RestartTiming t = cluster.restart(node, mode, deadline,
+                triggered -> awaitConnected(affectedSince(fleet, triggered), triggered, deadline));
         long trigger = t.triggeredNanos();
-        // The node is back (or failed to come back, which threw). Its clients are those whose connection
-        // ended since the signal: a drain closed them before the old process exited, a crash at once.
-        List<ClientRecord> affected = new ArrayList<>();
-        for (ClientRecord c : fleet.records()) {
-            if (c.firstDisconnectAfter(trigger) != null) {
-                affected.add(c);
-            }
-        }
+        // Its clients are those whose connection ended since the signal: a drain closed them before
+        // the old process exited, a crash at once.
+        List<ClientRecord> affected = affectedSince(fleet, trigger);
         List<ClientRecord> missing = awaitBack(fleet, affected, trigger, deadline);
         long[] back = affected.stream().mapToLong(c -> c.firstConnectAfter(trigger)).toArray();
         ReconnectStats s = ReconnectStats.of(trigger, back);
@@ -327,6 +329,26 @@ final class ClusterRestartScenario {
     }
 
     /** Waits until every affected client is back (or refused with 401/403); returns those that are not back. */
+    private void awaitConnected(List<ClientRecord> clients, long trigger, Deadline deadline)
+            throws InterruptedException {
+        List<ClientRecord> pending = new ArrayList<>(clients);
+        long stop = System.nanoTime() + deadline.cap(plan.reconnectTimeout()).toNanos();
+        while (!pending.isEmpty() && System.nanoTime() - stop < 0) {
+            pending.removeIf(c -> c.firstConnectAfter(trigger) != ClientRecord.NONE);
+            Thread.sleep(50);
+        }
+    }
+
+    private static List<ClientRecord> affectedSince(ClientFleet fleet, long trigger) {
+        List<ClientRecord> affected = new ArrayList<>();
+        for (ClientRecord c : fleet.records()) {
+            if (c.firstDisconnectAfter(trigger) != null) {
+                affected.add(c);
+            }
+        }
+        return affected;
+    }
+
     private List<ClientRecord> awaitBack(ClientFleet fleet, List<ClientRecord> affected, long trigger,
                                          Deadline deadline) throws InterruptedException {
         List<ClientRecord> pending = new ArrayList<>(affected);

@@ -103,6 +103,21 @@ public final class ManagedServer implements ServerControl {
 
     @Override
     public RestartTiming restart(RestartMode mode, Deadline deadline) throws InterruptedException {
+        return restart(mode, deadline, triggered -> { });
+    }
+
+    /** Runs between the old process's exit and the new one's launch. */
+    @FunctionalInterface
+    public interface BeforeLaunch {
+        void await(long triggeredNanos) throws InterruptedException;
+    }
+
+    /**
+     * As {@link #restart(RestartMode, Deadline)}, launching the new process only once
+     * {@code beforeLaunch} returns (a cluster node's clients are elsewhere meanwhile).
+     */
+    public RestartTiming restart(RestartMode mode, Deadline deadline, BeforeLaunch beforeLaunch)
+            throws InterruptedException {
         Process old = process;
         long triggered = System.nanoTime();
         if (mode == RestartMode.GRACEFUL) {
@@ -120,6 +135,7 @@ public final class ManagedServer implements ServerControl {
         long stopped = System.nanoTime();
         int exit = old.exitValue();
         log.info("server stopped ({}): exit {} after {} ms", mode.label(), exit, (stopped - triggered) / 1_000_000);
+        beforeLaunch.await(triggered);
         try {
             launch(deadline);
         } catch (IOException e) {
