@@ -82,6 +82,10 @@ public final class RedisHistory implements EventHistory {
     /** The topics this node followed or published to; bounded by {@link #maxTopics} for publishes. */
     private final java.util.Set<String> held = ConcurrentHashMap.newKeySet();
     private volatile boolean topicLimitLogged;
+    /** Writer thread: when each topic of {@link #held} was last published through this node. */
+    private final Map<String, Long> lastPublished = new java.util.HashMap<>();
+    /** Writer thread: when {@link #releasePublishOnly} last ran. */
+    private long lastPublishPrune = now();
     private volatile Thread applierThread;
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
@@ -347,6 +351,7 @@ public final class RedisHistory implements EventHistory {
      * refused here (the batch gets its 503 from the scripts).
      */
     java.util.Set<String> overTopicLimit(List<String> topics) {
+        releasePublishOnly();
         java.util.Set<String> beyond = new java.util.LinkedHashSet<>();
         java.util.Set<String> admitted = new java.util.HashSet<>();
         int room = maxTopics - held.size();
@@ -393,6 +398,39 @@ public final class RedisHistory implements EventHistory {
     /** Writer thread: Redis stored (or answered) a publish to {@code topic} through this node. */
     void published(String topic) {
         held.add(topic);
+        if (idleMillis > 0) {
+            lastPublished.put(topic, now());
+        }
+    }
+
+    /**
+     * Writer thread, at most once a second: a topic published through this node and not followed
+     * here (no local subscriber or read: the applier never loaded it, or retired it) leaves
+     * {@code held} once nothing was published to it for {@code cluster.idleTopicTimeout}, as an
+     * idle followed topic does; else a node that only publishes would refuse every new topic
+     * for good once {@code limits.maxTopics} topics went through it.
+     */
+    private void releasePublishOnly() {
+        long now = now();
+        if (idleMillis == 0 || now - lastPublishPrune < 1000) {
+            return;
+        }
+        lastPublishPrune = now;
+        for (var it = lastPublished.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (now - e.getValue() < idleMillis) {
+                continue;
+            }
+            String topic = e.getKey();
+            held.remove(topic);
+            // load() puts the log before it adds to held: a topic loaded meanwhile is seen here
+            // and kept; a followed topic stays listed, to be released once the applier retires it
+            if (logs.containsKey(topic)) {
+                held.add(topic);
+            } else {
+                it.remove();
+            }
+        }
     }
 
     /** From the sequencer, after the script stored it: apply in order with the other nodes' events. */
