@@ -97,6 +97,11 @@ public final class RedisHistory implements EventHistory {
     /** Applier thread: epoch and head of topics no longer followed, the newest {@link #maxTopics}. */
     private final Map<String, Seen> forgotten;
 
+    /** {@code store.retentionCount}: a topic holding more than this may have been trimmed in Redis. */
+    private final long retentionCount;
+    /** Applier thread: rounds of {@link #refreshOldest}, every tenth looks at every followed topic. */
+    private long oldestRounds;
+
     /** What this node had applied of a topic when it stopped following it. */
     private record Seen(String epoch, long head) {
     }
@@ -113,6 +118,7 @@ public final class RedisHistory implements EventHistory {
             }
         };
         ServerConfig.Store store = config.store();
+        retentionCount = store.retentionCount();
         cache = ReplayCache.open(cacheDir(config), store.retentionAge(), store.retentionCount(), store.minFreeBytes(),
                 SystemTimeProvider.INSTANCE);
         applier = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -134,6 +140,7 @@ public final class RedisHistory implements EventHistory {
         if (idleMillis > 0) {
             applier.scheduleWithFixedDelay(this::unfollowIdle, 1000, 1000, TimeUnit.MILLISECONDS);
         }
+        applier.scheduleWithFixedDelay(this::refreshOldest, RESYNC_EVERY_MILLIS, RESYNC_EVERY_MILLIS, TimeUnit.MILLISECONDS);
         if (cache != null) {
             long every = store.retentionCheckInterval().toMillis();
             applier.scheduleWithFixedDelay(this::enforceCacheRetention, every, every, TimeUnit.MILLISECONDS);
@@ -295,6 +302,15 @@ public final class RedisHistory implements EventHistory {
                     return f.size() == 0 || !epoch.equals(current.epoch()) ? new Fetched(current.epoch(), new long[0],
                             new long[0], new byte[0][]) : f;
                 }, applier);
+            }
+            if (f.seqs()[0] > afterSeq + 1) {
+                // retention took what was asked for first (Redis trims from the front): the
+                // node's oldest was stale, as it is refreshed only by a backfill
+                applier.execute(() -> {
+                    if (epoch.equals(t.epoch()) && !t.retired()) {
+                        t.trimmedTo(f.seqs()[0]);
+                    }
+                });
             }
             if (cache != null) {
                 applier.execute(() -> {
@@ -662,6 +678,45 @@ public final class RedisHistory implements EventHistory {
                 lastFailureLog = now;
                 log.warn("cluster: backfill from Redis failed ({}); retrying", e.toString());
             }
+        }
+    }
+
+    /**
+     * Applier thread, once a second: the publish scripts trim the streams (MAXLEN ~, the age trim)
+     * without a word to the nodes, and events arriving in order never move a log's oldest; so
+     * 'subscribed', the topic's GET and a history request would name an oldest Redis no longer
+     * has. One pipelined round of {@code XRANGE - + COUNT 1}: each second for topics holding more
+     * than {@code store.retentionCount} (count trim), every ten seconds for all (age trim).
+     */
+    private void refreshOldest() {
+        try {
+            if (!redis.isOpen()) {
+                return;
+            }
+            boolean all = ++oldestRounds % 10 == 0;
+            List<TopicLog> asked = new java.util.ArrayList<>();
+            List<CompletableFuture<List<StreamMessage<byte[], byte[]>>>> firsts = new java.util.ArrayList<>();
+            for (TopicLog t : logs.values()) {
+                TopicRange r = t.range();
+                if (r.oldest() > 0 && (all || r.head() - r.oldest() + 1 > retentionCount)) {
+                    asked.add(t);
+                    firsts.add(redis.commands().async().xrange(RedisKeys.stream(t.topic()), Range.unbounded(),
+                            Limit.from(1)).toCompletableFuture());
+                }
+            }
+            for (int i = 0; i < asked.size(); i++) {
+                List<StreamMessage<byte[], byte[]>> first =
+                        firsts.get(i).get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+                TopicLog t = asked.get(i);
+                if (!first.isEmpty() && !t.retired()) {
+                    t.trimmedTo(seqOf(first.get(0).getId())); // another epoch's stream: its backfill resets
+                }
+            }
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            log.debug("cluster: reading the oldest kept events failed ({}); the next round retries", e.toString());
         }
     }
 
