@@ -162,6 +162,13 @@ final class RedisLink implements AutoCloseable {
                 pcc.setTimeout(config.redisTimeout());
                 pub = pcc;
                 clusterPub = pcc;
+                // connect to every master now: a per-node connection still connecting rejects the
+                // scripts (REJECT_COMMANDS), so the first publishes would get 503
+                for (RedisClusterNode node : pcc.getPartitions()) {
+                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                        pcc.getConnection(node.getUri().getHost(), node.getUri().getPort());
+                    }
+                }
                 pubAsync = pcc.async();
                 StatefulRedisClusterPubSubConnection<byte[], byte[]> cps = c.connectPubSub(ByteArrayCodec.INSTANCE);
                 // shard messages arrive on the connection to the slot's master, not on this one
