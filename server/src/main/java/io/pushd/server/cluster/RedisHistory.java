@@ -82,6 +82,10 @@ public final class RedisHistory implements EventHistory {
     /** The topics this node followed or published to; bounded by {@link #maxTopics} for publishes. */
     private final java.util.Set<String> held = ConcurrentHashMap.newKeySet();
     private volatile boolean topicLimitLogged;
+    /** Writer thread: when each topic of {@link #held} was last published through this node. */
+    private final Map<String, Long> lastPublished = new java.util.HashMap<>();
+    /** Writer thread: when {@link #releasePublishOnly} last ran. */
+    private long lastPublishPrune = now();
     private volatile Thread applierThread;
     private volatile TopicHub hub;
     private volatile long lastFailureLog;
@@ -96,6 +100,11 @@ public final class RedisHistory implements EventHistory {
      * applier, read by the writer thread too (a publish must still tell Redis what this node saw).
      */
     private final Map<String, Seen> forgotten;
+
+    /** {@code store.retentionCount}: a topic holding more than this may have been trimmed in Redis. */
+    private final long retentionCount;
+    /** Applier thread: rounds of {@link #refreshOldest}, every tenth looks at every followed topic. */
+    private long oldestRounds;
 
     /** What this node had applied of a topic (when it stopped following it). */
     record Seen(String epoch, long head) {
@@ -113,6 +122,7 @@ public final class RedisHistory implements EventHistory {
             }
         });
         ServerConfig.Store store = config.store();
+        retentionCount = store.retentionCount();
         cache = ReplayCache.open(cacheDir(config), store.retentionAge(), store.retentionCount(), store.minFreeBytes(),
                 SystemTimeProvider.INSTANCE);
         applier = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -138,6 +148,8 @@ public final class RedisHistory implements EventHistory {
             applier.scheduleWithFixedDelay(guarded("idle topics", this::unfollowIdle), 1000, 1000,
                     TimeUnit.MILLISECONDS);
         }
+        applier.scheduleWithFixedDelay(guarded("oldest refresh", this::refreshOldest), RESYNC_EVERY_MILLIS,
+                RESYNC_EVERY_MILLIS, TimeUnit.MILLISECONDS);
         if (cache != null) {
             long every = store.retentionCheckInterval().toMillis();
             applier.scheduleWithFixedDelay(this::enforceCacheRetention, every, every, TimeUnit.MILLISECONDS);
@@ -315,6 +327,15 @@ public final class RedisHistory implements EventHistory {
                             new long[0], new byte[0][]) : f;
                 }, applier);
             }
+            if (f.seqs()[0] > afterSeq + 1) {
+                // retention took what was asked for first (Redis trims from the front): the
+                // node's oldest was stale, as it is refreshed only by a backfill
+                applier.execute(() -> {
+                    if (epoch.equals(t.epoch()) && !t.retired()) {
+                        t.trimmedTo(f.seqs()[0]);
+                    }
+                });
+            }
             if (cache != null) {
                 applier.execute(() -> {
                     if (epoch.equals(t.epoch()) && !t.retired()) { // a retired topic caches nothing
@@ -385,6 +406,7 @@ public final class RedisHistory implements EventHistory {
      * refused here (the batch gets its 503 from the scripts).
      */
     java.util.Set<String> overTopicLimit(List<String> topics) {
+        releasePublishOnly();
         java.util.Set<String> beyond = new java.util.LinkedHashSet<>();
         java.util.Set<String> admitted = new java.util.HashSet<>();
         int room = maxTopics - held.size();
@@ -431,6 +453,39 @@ public final class RedisHistory implements EventHistory {
     /** Writer thread: Redis stored (or answered) a publish to {@code topic} through this node. */
     void published(String topic) {
         held.add(topic);
+        if (idleMillis > 0) {
+            lastPublished.put(topic, now());
+        }
+    }
+
+    /**
+     * Writer thread, at most once a second: a topic published through this node and not followed
+     * here (no local subscriber or read: the applier never loaded it, or retired it) leaves
+     * {@code held} once nothing was published to it for {@code cluster.idleTopicTimeout}, as an
+     * idle followed topic does; else a node that only publishes would refuse every new topic
+     * for good once {@code limits.maxTopics} topics went through it.
+     */
+    private void releasePublishOnly() {
+        long now = now();
+        if (idleMillis == 0 || now - lastPublishPrune < 1000) {
+            return;
+        }
+        lastPublishPrune = now;
+        for (var it = lastPublished.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            if (now - e.getValue() < idleMillis) {
+                continue;
+            }
+            String topic = e.getKey();
+            held.remove(topic);
+            // load() puts the log before it adds to held: a topic loaded meanwhile is seen here
+            // and kept; a followed topic stays listed, to be released once the applier retires it
+            if (logs.containsKey(topic)) {
+                held.add(topic);
+            } else {
+                it.remove();
+            }
+        }
     }
 
     /** From the sequencer, after the script stored it: apply in order with the other nodes' events. */
@@ -674,6 +729,45 @@ public final class RedisHistory implements EventHistory {
                 lastFailureLog = now;
                 log.warn("cluster: backfill from Redis failed ({}); retrying", e.toString());
             }
+        }
+    }
+
+    /**
+     * Applier thread, once a second: the publish scripts trim the streams (MAXLEN ~, the age trim)
+     * without a word to the nodes, and events arriving in order never move a log's oldest; so
+     * 'subscribed', the topic's GET and a history request would name an oldest Redis no longer
+     * has. One pipelined round of {@code XRANGE - + COUNT 1}: each second for topics holding more
+     * than {@code store.retentionCount} (count trim), every ten seconds for all (age trim).
+     */
+    private void refreshOldest() {
+        try {
+            if (!redis.isOpen()) {
+                return;
+            }
+            boolean all = ++oldestRounds % 10 == 0;
+            List<TopicLog> asked = new java.util.ArrayList<>();
+            List<CompletableFuture<List<StreamMessage<byte[], byte[]>>>> firsts = new java.util.ArrayList<>();
+            for (TopicLog t : logs.values()) {
+                TopicRange r = t.range();
+                if (r.oldest() > 0 && (all || r.head() - r.oldest() + 1 > retentionCount)) {
+                    asked.add(t);
+                    firsts.add(redis.commands().async().xrange(RedisKeys.stream(t.topic()), Range.unbounded(),
+                            Limit.from(1)).toCompletableFuture());
+                }
+            }
+            for (int i = 0; i < asked.size(); i++) {
+                List<StreamMessage<byte[], byte[]>> first =
+                        firsts.get(i).get(timeout.toMillis() + 1000, TimeUnit.MILLISECONDS);
+                TopicLog t = asked.get(i);
+                if (!first.isEmpty() && !t.retired()) {
+                    t.trimmedTo(seqOf(first.get(0).getId())); // another epoch's stream: its backfill resets
+                }
+            }
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            log.debug("cluster: reading the oldest kept events failed ({}); the next round retries", e.toString());
         }
     }
 

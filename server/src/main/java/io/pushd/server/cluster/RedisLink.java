@@ -42,8 +42,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's two connections to Redis: one for commands (scripts and reads, pipelined by Lettuce)
- * and one for pub/sub. Both reconnect by themselves; while Redis is away commands fail at once
+ * The node's three connections to Redis: one for the publish scripts and their {@code WAIT}, one
+ * for every other command (reads, loads, backfills, meta; pipelined by Lettuce) and one for
+ * pub/sub. Publishes have their own because Redis blocks the whole connection while a {@code
+ * WAIT} waits for replicas ({@code cluster.replicasAckTimeout} when one is gone), and the
+ * {@code WAIT} must go out on the connection that did the writes; on a Redis Cluster each is a
+ * connection per master. All reconnect by themselves; while Redis is away commands fail at once
  * instead of queueing, so a publish gets its 503 instead of a hang.
  *
  * <p>Pub/sub is per topic: a node subscribes to the channel of each topic it follows ({@link
@@ -81,8 +85,11 @@ final class RedisLink implements AutoCloseable {
     private final AbstractRedisClient client;
     private final StatefulConnection<byte[], byte[]> connection;
     private final Commands commands;
-    /** Non-null on a Redis Cluster: WAIT goes to each master a batch wrote to. */
-    private final StatefulRedisClusterConnection<byte[], byte[]> clusterCommands;
+    /** The publish scripts and their WAIT only: a WAIT blocks its connection in Redis. */
+    private final StatefulConnection<byte[], byte[]> publishing;
+    private final RedisClusterAsyncCommands<byte[], byte[]> publishCommands;
+    /** Non-null on a Redis Cluster: {@link #publishing}; WAIT goes to each master a batch wrote to. */
+    private final StatefulRedisClusterConnection<byte[], byte[]> clusterPublishing;
     private final StatefulRedisPubSubConnection<byte[], byte[]> pubSub;
     private final boolean sharded;
     private final byte[] publishCommand;
@@ -106,7 +113,10 @@ final class RedisLink implements AutoCloseable {
         replicasToAck = config.replicasToAck();
         replicasAckTimeoutMillis = config.replicasAckTimeout().toMillis();
         StatefulRedisClusterConnection<byte[], byte[]> cc = null;
+        StatefulRedisClusterConnection<byte[], byte[]> clusterPub = null;
+        RedisClusterAsyncCommands<byte[], byte[]> pubAsync = null;
         StatefulConnection<byte[], byte[]> conn = null;
+        StatefulConnection<byte[], byte[]> pub = null;
         StatefulRedisPubSubConnection<byte[], byte[]> ps = null;
         if (sharded) {
             RedisClusterClient c = RedisClusterClient.create(resources, config.seeds());
@@ -148,6 +158,18 @@ final class RedisLink implements AutoCloseable {
                     RedisURI u = node.getUri();
                     checkVersion(cc.getConnection(u.getHost(), u.getPort()).sync().info("server"), u.getHost() + ":" + u.getPort());
                 }
+                StatefulRedisClusterConnection<byte[], byte[]> pcc = c.connect(ByteArrayCodec.INSTANCE);
+                pcc.setTimeout(config.redisTimeout());
+                pub = pcc;
+                clusterPub = pcc;
+                // connect to every master now: a per-node connection still connecting rejects the
+                // scripts (REJECT_COMMANDS), so the first publishes would get 503
+                for (RedisClusterNode node : pcc.getPartitions()) {
+                    if (node.is(RedisClusterNode.NodeFlag.UPSTREAM)) {
+                        pcc.getConnection(node.getUri().getHost(), node.getUri().getPort());
+                    }
+                }
+                pubAsync = pcc.async();
                 StatefulRedisClusterPubSubConnection<byte[], byte[]> cps = c.connectPubSub(ByteArrayCodec.INSTANCE);
                 // shard messages arrive on the connection to the slot's master, not on this one
                 cps.setNodeMessagePropagation(true);
@@ -181,6 +203,10 @@ final class RedisLink implements AutoCloseable {
                     }
                 };
                 checkVersion(sc.sync().info("server"), "");
+                StatefulRedisConnection<byte[], byte[]> psc = ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
+                psc.setTimeout(config.redisTimeout());
+                pub = psc;
+                pubAsync = psc.async();
                 ps = ((RedisClient) client).connectPubSub(ByteArrayCodec.INSTANCE);
                 ps.addListener(new RedisPubSubAdapter<>() {
                     @Override
@@ -190,12 +216,17 @@ final class RedisLink implements AutoCloseable {
                 });
             }
             connection = conn;
-            clusterCommands = cc;
+            publishing = pub;
+            publishCommands = pubAsync;
+            clusterPublishing = clusterPub;
             pubSub = ps;
             loadScripts();
         } catch (RuntimeException e) {
             if (ps != null) {
                 ps.close();
+            }
+            if (pub != null) {
+                pub.close();
             }
             if (conn != null) {
                 conn.close();
@@ -360,24 +391,24 @@ final class RedisLink implements AutoCloseable {
 
     /**
      * {@code WAIT replicas timeout} after a batch: the fewest replicas that acknowledged the
-     * batch's writes on any master it wrote to. Plain Redis: one WAIT on the command connection
+     * batch's writes on any master it wrote to. Plain Redis: one WAIT on the publish connection
      * (the one that ran the scripts). A Redis Cluster: one per master of the batch's topics, each
      * on the connection Lettuce routed the scripts through (the same per-node connection).
      */
     long waitForReplicas(Collection<String> topics, int replicas, long timeoutMillis) {
         List<CompletableFuture<Long>> calls = new ArrayList<>();
-        if (clusterCommands == null) {
-            calls.add(commands.async().waitForReplication(replicas, timeoutMillis).toCompletableFuture());
+        if (clusterPublishing == null) {
+            calls.add(publishCommands.waitForReplication(replicas, timeoutMillis).toCompletableFuture());
         } else {
             Map<String, RedisURI> masters = new LinkedHashMap<>();
             for (String t : topics) {
-                RedisClusterNode node = clusterCommands.getPartitions().getMasterBySlot(SlotHash.getSlot(RedisKeys.meta(t)));
+                RedisClusterNode node = clusterPublishing.getPartitions().getMasterBySlot(SlotHash.getSlot(RedisKeys.meta(t)));
                 if (node != null) {
                     masters.putIfAbsent(node.getNodeId(), node.getUri());
                 }
             }
             for (RedisURI u : masters.values()) {
-                calls.add(clusterCommands.getConnection(u.getHost(), u.getPort()).async()
+                calls.add(clusterPublishing.getConnection(u.getHost(), u.getPort()).async()
                         .waitForReplication(replicas, timeoutMillis).toCompletableFuture());
             }
         }
@@ -388,9 +419,9 @@ final class RedisLink implements AutoCloseable {
         return fewest == Long.MAX_VALUE ? replicas : fewest;
     }
 
-    /** Runs the publish script without waiting (Lettuce pipelines the calls of a batch). */
+    /** Runs the publish script without waiting (Lettuce pipelines the calls of a batch), on the publish connection. */
     CompletableFuture<List<Object>> publish(byte[][] keys, byte[]... args) {
-        return commands.async().<List<Object>>evalsha(publishSha, ScriptOutputType.MULTI, keys, args)
+        return publishCommands.<List<Object>>evalsha(publishSha, ScriptOutputType.MULTI, keys, args)
                 .toCompletableFuture();
     }
 
@@ -427,6 +458,7 @@ final class RedisLink implements AutoCloseable {
     public void close() {
         reconnects.dispose();
         pubSub.close();
+        publishing.close();
         connection.close();
         client.shutdown(0, 2, TimeUnit.SECONDS);
         resources.shutdown(0, 2, TimeUnit.SECONDS);

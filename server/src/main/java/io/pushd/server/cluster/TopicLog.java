@@ -127,6 +127,13 @@ final class TopicLog {
         oldest = first > 0 ? first : 0;
     }
 
+    /** Applier thread: a page read from Redis started at {@code first}; nothing before it is kept. */
+    synchronized void trimmedTo(long first) {
+        if (first > oldest && first <= head) {
+            oldest = first;
+        }
+    }
+
     /** Applier thread: event {@code seq} (after a hole when the stream was trimmed meanwhile). */
     synchronized void add(long seq, long ts, byte[] bytes) {
         growIfFull(seq);

@@ -203,6 +203,11 @@ final class HistoryRoute {
         int count;
         int bytes;
         boolean gap;
+        /**
+         * No {@code after}: the page starts at the first event kept, wherever that is; the range's
+         * oldest may be behind it (a shared history trimmed after this node last looked).
+         */
+        boolean fromOldest;
 
         Page(JsonGenerator g, String epoch, long from, int limit) {
             this.g = g;
@@ -220,7 +225,7 @@ final class HistoryRoute {
             if (full() || seq <= last) {
                 return; // read in steps: what a step passes beyond the page is read again next time
             }
-            if (seq != last + 1) {
+            if (seq != last + 1 && !(fromOldest && count == 0)) {
                 gap = true;
                 return;
             }
@@ -280,6 +285,7 @@ final class HistoryRoute {
                 throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
             }
             page = new Page(g, epoch, from, limit);
+            page.fromOldest = after == null;
         }
 
         void run() {
