@@ -62,10 +62,6 @@ class ClusterLongRunningNodeTest {
         }
     }
 
-        redis.cli("XSETID", "push:{" + topic + "}:s", keep + "-0");
-        redis.cli("HSET", "push:{" + topic + "}:m", "s", Long.toString(keep));
-    }
-
     /**
      * Finding: {@code held} gets every topic published through the node (published()), but only
      * retired followed topics leave it; a node that only publishes refuses every new topic once
