@@ -61,13 +61,13 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private long replayedBytes;
     private String replayEpoch;
 
+    /** begin() asked the history to catch up to the requested ID once already. */
+    private boolean caughtUp;
+
     /**
      * @param onFailure told (after this subscription stopped) when it cannot go on, so the session
      *                  closes rather than go quiet
      */
-    /** begin() asked the history to catch up to the requested ID once already. */
-    private boolean caughtUp;
-
     public TopicSubscription(String topic, SessionSink sink, EventHistory history, TopicHub hub, ServerMetrics metrics,
                              Consumer<RuntimeException> onFailure) {
         this.topic = topic;
