@@ -22,8 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What a node that runs for a long time meets: topics it only ever published to, and a Redis that
- * trimmed topics underneath it. Both found by review (red on main at b03a130).
+ * What a node that runs for a long time meets: topics it only ever published to, a Redis that
+ * trimmed topics underneath it, and a Redis that comes back holding less of a topic's epoch than
+ * the node applied (a lagging replica, an old snapshot), also after the node stopped following the
+ * topic: that gets a new epoch, never an ID given twice. Found by review (red on main at b03a130).
  */
 class ClusterLongRunningNodeTest {
 
@@ -104,5 +106,55 @@ class ClusterLongRunningNodeTest {
         Thread.sleep(1500);
         Http.Response r = Http.get(a.port(), "/v1/topics/trimmed/events");
         assertThat(r.status()).as(r.body()).isEqualTo(200);
+    }
+
+    /** Redis comes back holding events 1..{@code keep} of the same epoch (a lagging replica, an old snapshot). */
+    private void redisLosesTheTailOf(String topic, long keep, long head) throws Exception {
+        for (long s = keep + 1; s <= head; s++) {
+            redis.cli("XDEL", "push:{" + topic + "}:s", s + "-0");
+        }
+        redis.cli("XSETID", "push:{" + topic + "}:s", keep + "-0");
+        redis.cli("HSET", "push:{" + topic + "}:m", "s", Long.toString(keep));
+    }
+
+    /** Control: while the node follows the topic it passes its head to the script, which makes a new epoch. */
+    @Test
+    void aFollowedTopicGetsANewEpochWhenRedisComesBackWithLessOfIt() throws Exception {
+        redis = RedisProcess.start(dir);
+        PushServer a = node(Duration.ZERO, c -> c);
+        String epoch;
+        try (WsClient client = WsClient.connect(a.port(), "topic=t")) {
+            assertThat(client.next().path("type").asText()).isEqualTo("subscribed");
+            epoch = publish(a, "t", 1).epoch();
+            for (int i = 2; i <= 10; i++) {
+                publish(a, "t", i);
+            }
+            client.awaitEvents(10, Duration.ofSeconds(10));
+        }
+        redisLosesTheTailOf("t", 5, 10);
+        EventId next = publish(a, "t", 11);
+        assertThat(next.epoch()).as("E-6..E-10 were given to other events").isNotEqualTo(epoch);
+    }
+
+    /** Found by review: the publish passed only a followed topic's epoch and head to the script. */
+    @Test
+    void aTopicThisNodeStoppedFollowingNeverGetsAnIdTwiceWhenRedisComesBackWithLessOfIt() throws Exception {
+        redis = RedisProcess.start(dir);
+        PushServer a = node(Duration.ofSeconds(1), c -> c);
+        String epoch;
+        try (WsClient client = WsClient.connect(a.port(), "topic=t")) {
+            assertThat(client.next().path("type").asText()).isEqualTo("subscribed");
+            epoch = publish(a, "t", 1).epoch();
+            for (int i = 2; i <= 10; i++) {
+                publish(a, "t", i);
+            }
+            client.awaitEvents(10, Duration.ofSeconds(10));
+        }
+        await("the node stops following", () -> ((RedisHistory) a.history()).known("t") == null);
+        redisLosesTheTailOf("t", 5, 10);
+        EventId next = publish(a, "t", 11);
+        assertThat(next.toString()).as("E-6 was already given to event 6 by this very node")
+                .isNotEqualTo(epoch + "-6");
+        assertThat(next.epoch()).isNotEqualTo(epoch);
     }
 }
