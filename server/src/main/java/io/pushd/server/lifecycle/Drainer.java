@@ -5,7 +5,10 @@ import io.pushd.server.config.ServerConfig;
 import io.pushd.server.session.Session;
 import io.pushd.server.session.Sessions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,9 +18,10 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>DRAINING: readiness off, and for {@code drain.lbGrace} still serving, so the balancer
  *       stops sending new clients before anything is refused;</li>
- *   <li>CLOSING: new work refused; every open session is closed with 1012 and a hint from
- *       {@link RetryHints#windowMillis} (spread over the window the fleet needs to take them
- *       back), the closes paced over {@link #CLOSE_PACING};</li>
+ *   <li>CLOSING: new work refused; every open session is closed with 1012 and a hint that
+ *       brings it back within {@link #CLOSE_PACING} plus {@link RetryHints#windowMillis} (the
+ *       window the fleet needs to take them back), the returns planned evenly over that span,
+ *       the closes paced over {@link #CLOSE_PACING};</li>
  *   <li>waiting for the closing handshakes, bounded by {@code drain.deadline} less
  *       {@link #STOP_RESERVE} and by {@link #MAX_HANDSHAKE_WAIT}.</li>
  * </ol>
@@ -78,14 +82,37 @@ public final class Drainer {
         return true;
     }
 
+    /**
+     * Closes {@code open} over {@link #CLOSE_PACING} and plans their returns over
+     * {@code CLOSE_PACING + windowMillis} from the first close: the k-th closed (in random order)
+     * is due back at a random instant within the k-th of n equal slices of that span, the first
+     * at its very start and the last at its very end, and its hint is that instant less the time
+     * it was closed. Independent uniform hints would bunch by chance and, for a node's hundred
+     * clients, span less than the window by construction (about {@code window × (n-1)/(n+1)});
+     * planned returns keep the rate flat and the spread the whole span. The k-th close goes out
+     * before its slice begins (slices of the span are at least as long as those of the pacing),
+     * so no hint is negative but for a stall of this thread, which then returns it at once.
+     */
     private void closePaced(List<Session> open, long windowMillis) {
-        int perSlice = Math.max(1, (open.size() + CLOSE_SLICES - 1) / CLOSE_SLICES);
+        List<Session> order = new ArrayList<>(open);
+        Collections.shuffle(order);
+        int n = order.size();
+        int perSlice = Math.max(1, (n + CLOSE_SLICES - 1) / CLOSE_SLICES);
         Duration slicePause = CLOSE_PACING.dividedBy(CLOSE_SLICES);
-        for (int i = 0; i < open.size(); i += perSlice) {
-            for (Session s : open.subList(i, Math.min(open.size(), i + perSlice))) {
-                s.close(CloseCode.SERVICE_RESTART, hints.within(windowMillis));
+        double spanMillis = CLOSE_PACING.toMillis() + windowMillis;
+        long start = System.nanoTime();
+        for (int k = 0; k < n; k++) {
+            Session s = order.get(k);
+            long hint;
+            if (n == 1) {
+                hint = hints.within(windowMillis);
+            } else {
+                double slot = k == 0 ? 0 : k == n - 1 ? n : k + ThreadLocalRandom.current().nextDouble();
+                long dueMillis = Math.round(spanMillis * slot / n);
+                hint = Math.max(0, dueMillis - (System.nanoTime() - start) / 1_000_000);
             }
-            if (i + perSlice < open.size()) {
+            s.close(CloseCode.SERVICE_RESTART, hint);
+            if ((k + 1) % perSlice == 0 && k + 1 < n) {
                 sleep(slicePause);
             }
         }

@@ -31,6 +31,7 @@ class DrainerTest {
     /** Records its close; the connection then goes away as a well-behaved client's would. */
     final class RecordingSink implements SessionSink {
         final List<String> closes = new CopyOnWriteArrayList<>();
+        volatile long closedAtNanos;
         Session session;
 
         @Override public String id() { return "fake"; }
@@ -47,6 +48,7 @@ class DrainerTest {
 
         @Override
         public void close(CloseCode code, String reason) {
+            closedAtNanos = System.nanoTime();
             closes.add(code.code() + " " + reason);
             loop.execute(session::onDisconnected);
         }
@@ -83,7 +85,7 @@ class DrainerTest {
     }
 
     @Test
-    void everySessionIsClosedOnceWith1012AndAHintWithinTheWindow() throws Exception {
+    void everySessionIsClosedOnceWith1012AndAHintWithinThePacingAndTheWindow() throws Exception {
         lifecycle.advanceTo(ServerState.READY);
         List<RecordingSink> sinks = openSessions(30);
 
@@ -96,9 +98,41 @@ class DrainerTest {
             String close = sink.closes.get(0);
             assertThat(close).startsWith(CloseCode.SERVICE_RESTART.code() + " ");
             long retryMs = CloseCode.parseRetryMs(close.substring(5)).orElseThrow();
-            assertThat(retryMs).isBetween(0L, hints.windowMillis(30));
+            assertThat(retryMs).as("back within the pacing and the window")
+                    .isBetween(0L, Drainer.CLOSE_PACING.toMillis() + hints.windowMillis(30));
         }
         assertThat(lifecycle.state()).isEqualTo(ServerState.CLOSING);
+    }
+
+    @Test
+    void theReturnsArePlannedEvenlyOverThePacingPlusTheWindowFromTheFirstToTheLastInstant() throws Exception {
+        lifecycle.advanceTo(ServerState.READY);
+        int n = 100;
+        List<RecordingSink> sinks = openSessions(n);
+
+        assertThat(drainer(Duration.ZERO).drain()).isTrue();
+
+        long first = sinks.stream().mapToLong(s -> s.closedAtNanos).min().orElseThrow();
+        List<Double> dueMs = new ArrayList<>();
+        for (RecordingSink sink : sinks) {
+            long retryMs = CloseCode.parseRetryMs(sink.closes.get(0).substring(5)).orElseThrow();
+            dueMs.add((sink.closedAtNanos - first) / 1e6 + retryMs);
+        }
+        dueMs.sort(null);
+        double span = Drainer.CLOSE_PACING.toMillis() + hints.windowMillis(n);
+        // the first is due at once and the last at the end of the span (±2 ms: hints are whole
+        // milliseconds, and the clock is read twice), so a node's hundred clients span 6 s, not ~4.9 s
+        assertThat(dueMs.get(0)).isLessThan(2);
+        assertThat(dueMs.get(n - 1)).isBetween(span - 2, span + 2);
+        double slice = span / n;
+        for (int i = 1; i < n; i++) {
+            // one return per slice: two neighbours are at most two slices apart (independent
+            // uniform hints over 6 s leave gaps of ~4 slices and bunch several into one)
+            assertThat(dueMs.get(i) - dueMs.get(i - 1)).as("gap before return %d of %s", i, dueMs)
+                    .isLessThanOrEqualTo(2 * slice + 2);
+            assertThat(dueMs.get(i)).as("return %d of %s in its own slice", i, dueMs)
+                    .isBetween(slice * (i == n - 1 ? n : i) - 2, slice * (i + 1) + 2);
+        }
     }
 
     @Test
