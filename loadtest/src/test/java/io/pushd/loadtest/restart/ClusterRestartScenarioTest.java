@@ -47,7 +47,8 @@ class ClusterRestartScenarioTest {
                 "--rate", "60",
                 "--client-threads", "2",
                 "--steady", "2s",
-                // ~100 clients per node, their hints uniform over 5 s: 20 % per second on average, but a
+                // ~100 clients per node. A drain plans their returns evenly (~17 % per second), but
+                // after the kill -9 only the clients' own independent 0-5 s jitter spreads them, and a
                 // sliding 1 s window over so few samples often tops 30 % (sampling noise, not a storm);
                 // the full-size run (1,000 clients) keeps the default 30 %.
                 "--max-share", "40",
