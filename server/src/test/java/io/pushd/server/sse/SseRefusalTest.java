@@ -90,7 +90,8 @@ class SseRefusalTest {
         assertThat(late.status).isEqualTo(200);
         assertThat(late.next(WAIT).retry()).isNotNull();
         assertThat(closeOf(late)[0]).isEqualTo(1012);
-        assertThat(hints).allSatisfy(h -> assertThat(h).isBetween(0L, 5_000L));
+        // returns planned over the drain's second of closes plus the 5 s window
+        assertThat(hints).allSatisfy(h -> assertThat(h).isBetween(0L, 6_000L));
         assertThat(hints.stream().distinct().count()).isGreaterThan(30);
         assertThat(hints.stream().mapToLong(Long::longValue).max().getAsLong()
                 - hints.stream().mapToLong(Long::longValue).min().getAsLong()).isGreaterThan(2_500);

@@ -39,6 +39,11 @@ public final class WsClient implements AutoCloseable {
         return holder.closeReason;
     }
 
+    /** When the server's close frame arrived ({@link System#nanoTime}), once {@link #awaitClose} returned. */
+    public long closedAtNanos() {
+        return holder.closedAtNanos;
+    }
+
     /** Connects to {@code ws://127.0.0.1:port/v1/live?query}. */
     public static WsClient connect(int port, String query) {
         return connect(URI.create("ws://127.0.0.1:" + port + "/v1/live?" + query));
@@ -72,6 +77,7 @@ public final class WsClient implements AutoCloseable {
         final BlockingQueue<JsonNode> messages = new LinkedBlockingQueue<>();
         final CompletableFuture<int[]> closeCode = new CompletableFuture<>();
         volatile String closeReason;
+        volatile long closedAtNanos;
         final StringBuilder partial = new StringBuilder();
         final WebSocket.Listener listener = new WebSocket.Listener() {
             @Override
@@ -88,6 +94,7 @@ public final class WsClient implements AutoCloseable {
 
             @Override
             public CompletionStage<?> onClose(WebSocket ws, int statusCode, String reason) {
+                closedAtNanos = System.nanoTime();
                 closeReason = reason;
                 closeCode.complete(new int[] {statusCode});
                 return null;
