@@ -64,6 +64,15 @@ class AuthConfigTest {
     }
 
     @Test
+    void aJwksUrlWithCredentialsIsRefusedWithoutQuotingThem() {
+        // the message goes to stderr and the start-up log: the password must not
+        assertThatThrownBy(() -> AuthConfig.Jwt.defaults().withJwksUrl("https://svc:s3cr3t-pw@id.example/jwks"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("auth.jwt.jwksUrl: https://REDACTED@id.example/jwks (expected")
+                .message().doesNotContain("s3cr3t-pw").doesNotContain("svc");
+    }
+
+    @Test
     void modeJwtWithAKeySourceIsValid() {
         AuthConfig c = AuthConfig.defaults().withJwt(AuthConfig.Jwt.defaults().withJwksUrl("https://id.example/jwks"))
                 .withMode(AuthConfig.Mode.JWT);
