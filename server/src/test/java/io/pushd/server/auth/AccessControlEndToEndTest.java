@@ -303,6 +303,31 @@ class AccessControlEndToEndTest {
         }
     }
 
+    @Test
+    void aRefreshWithNarrowerTopicsEndsTheSubscriptionsItNoLongerCoversAndRefusesThemInBand() throws Exception {
+        start();
+        String pub = "Bearer " + token("publisher", Instant.now().plusSeconds(600), List.of(), List.of("orders.eu", "news"));
+        String wide = token("user-1", Instant.now().plusSeconds(600), List.of("orders.*", "news"), List.of());
+        try (WsClient ws = live("topic=orders.eu&topic=news&access_token=" + q(wide))) {
+            assertThat(ws.next().path("type").asText()).isEqualTo("subscribed");
+            assertThat(ws.next().path("type").asText()).isEqualTo("subscribed");
+            ws.send("{\"type\":\"auth\",\"token\":\"" + token("user-1", Instant.now().plusSeconds(600),
+                    List.of("news"), List.of()) + "\"}");
+            assertThat(ws.next().path("type").asText()).isEqualTo("authenticated");
+            JsonNode ended = ws.next();
+            assertThat(ended.path("code").asText()).isEqualTo("topic_not_allowed");
+            assertThat(ended.path("topic").asText()).isEqualTo("orders.eu");
+            ws.send("{\"type\":\"subscribe\",\"topic\":\"orders.eu\"}");
+            assertThat(ws.next().path("code").asText()).isEqualTo("topic_not_allowed");
+            assertThat(publish("orders.eu", pub).status()).isEqualTo(201);
+            assertThat(publish("news", pub).status()).isEqualTo(201);
+            List<JsonNode> events = ws.awaitEvents(1, Duration.ofSeconds(5));
+            assertThat(events.stream().filter(n -> n.path("type").asText().equals("event"))
+                    .map(n -> n.path("topic").asText()).toList()).containsExactly("news");
+            assertThat(ws.messages.poll(300, java.util.concurrent.TimeUnit.MILLISECONDS)).isNull();
+        }
+    }
+
     private String goodTokenFor(String topic) {
         return token("publisher", Instant.now().plusSeconds(600), List.of(), List.of(topic));
     }
