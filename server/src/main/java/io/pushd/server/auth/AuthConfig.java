@@ -143,9 +143,13 @@ public record AuthConfig(Mode mode, Jwt jwt, List<String> publishAllowedFrom, in
             return new Jwt(jwksFile, jwksUrl, issuer, audience, leeway, requireExp, poll, refresh);
         }
 
-        /** The URL as a message may show it: a {@code user:password@} before the host becomes {@code REDACTED@}. */
+        /**
+         * The URL as a message may show it: a {@code user:password@} before the host becomes
+         * {@code REDACTED@}, and a query (where API keys travel) and fragment {@code ?REDACTED}.
+         */
         private static String withoutCredentials(String url) {
-            return url == null ? null : url.replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@", "$1REDACTED@");
+            return url == null ? null : url.replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@", "$1REDACTED@")
+                    .replaceFirst("[?#].*$", "?REDACTED");
         }
 
         private static boolean validUrl(String s) {

@@ -70,6 +70,10 @@ class AuthConfigTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessageStartingWith("auth.jwt.jwksUrl: https://REDACTED@id.example/jwks (expected")
                 .message().doesNotContain("s3cr3t-pw").doesNotContain("svc");
+        // an API key in the query of a URL refused for another reason (clear-text http) is not quoted either
+        assertThatThrownBy(() -> AuthConfig.Jwt.defaults().withJwksUrl("http://id.example/jwks?api_key=k3y-123#frag"))
+                .hasMessageStartingWith("auth.jwt.jwksUrl: http://id.example/jwks?REDACTED (expected")
+                .message().doesNotContain("k3y-123");
     }
 
     @Test
