@@ -139,9 +139,13 @@ public final class Tokens implements AutoCloseable {
         return out;
     }
 
-    /** The publisher's token: {@code publish} covers {@code topics}; null for none. */
+    /**
+     * The publisher's token: {@code publish} covers {@code topics}, and so does {@code topics}, since
+     * the same API reads their heads ({@code GET /v1/topics/{topic}} needs the topic in
+     * {@code topics}); null for none.
+     */
     public String forPublisher(List<String> topics) {
-        return enabled() ? sign("lt-publisher", null, topics) : null;
+        return enabled() ? sign("lt-publisher", topics, topics) : null;
     }
 
     /** A fleet customizer giving client {@code i} the token {@code tokens[i]} (none: unchanged). */

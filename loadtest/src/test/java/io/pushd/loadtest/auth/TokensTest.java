@@ -45,6 +45,8 @@ class TokensTest {
             SignedJWT pub = SignedJWT.parse(tokens.forPublisher(TOPICS));
             assertThat(pub.verify(new MACVerifier(secret))).isTrue();
             assertThat(pub.getJWTClaimsSet().getStringListClaim("publish")).containsExactlyElementsOf(TOPICS);
+            // it reads the heads too: GET /v1/topics/{topic} needs the topic in topics
+            assertThat(pub.getJWTClaimsSet().getStringListClaim("topics")).containsExactlyElementsOf(TOPICS);
             assertThat(tokens.serverSets()).containsExactly("auth.mode=jwt", "auth.jwt.jwksFile=" + jwks);
             assertThat(tokens.describe()).contains("hs256").doesNotContain(secret.getKeyValue().toString());
         }

@@ -24,6 +24,16 @@ public final class ClientAddress {
         this.trusted = trustedProxies.stream().map(ClientAddress::parseCidr).toList();
     }
 
+    /**
+     * {@link #resolve(SocketAddress, String)} over every {@code X-Forwarded-For} line of a request,
+     * in order. A proxy may add its own line below the client's (HAProxy's {@code option forwardfor}
+     * does) rather than append to it; RFC 9110 section 5.3 makes the lines one list, so reading only
+     * the first would trust the hop the client wrote.
+     */
+    public String resolveAll(SocketAddress peer, List<String> forwardedFor) {
+        return resolve(peer, forwardedFor.isEmpty() ? null : String.join(",", forwardedFor));
+    }
+
     public String resolve(SocketAddress peer, String forwardedFor) {
         boolean ip = peer instanceof InetSocketAddress isa && isa.getAddress() != null;
         String peerIp = ip ? ((InetSocketAddress) peer).getAddress().getHostAddress() : String.valueOf(peer);

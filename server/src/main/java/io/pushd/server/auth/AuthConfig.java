@@ -102,7 +102,7 @@ public record AuthConfig(Mode mode, Jwt jwt, List<String> publishAllowedFrom, in
 
         public Jwt {
             require(jwksFile == null || !jwksFile.isBlank(), "auth.jwt.jwksFile", jwksFile, "a file path");
-            require(jwksUrl == null || validUrl(jwksUrl), "auth.jwt.jwksUrl", jwksUrl,
+            require(jwksUrl == null || validUrl(jwksUrl), "auth.jwt.jwksUrl", withoutCredentials(jwksUrl),
                     "an https:// URL (http:// only for localhost)");
             require(issuer == null || !issuer.isBlank(), "auth.jwt.issuer", issuer, "a non-empty string");
             require(audience == null || !audience.isBlank(), "auth.jwt.audience", audience, "a non-empty string");
@@ -141,6 +141,15 @@ public record AuthConfig(Mode mode, Jwt jwt, List<String> publishAllowedFrom, in
 
         public Jwt withIntervals(Duration poll, Duration refresh) {
             return new Jwt(jwksFile, jwksUrl, issuer, audience, leeway, requireExp, poll, refresh);
+        }
+
+        /**
+         * The URL as a message may show it: a {@code user:password@} before the host becomes
+         * {@code REDACTED@}, and a query (where API keys travel) and fragment {@code ?REDACTED}.
+         */
+        private static String withoutCredentials(String url) {
+            return url == null ? null : url.replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@", "$1REDACTED@")
+                    .replaceFirst("[?#].*$", "?REDACTED");
         }
 
         private static boolean validUrl(String s) {

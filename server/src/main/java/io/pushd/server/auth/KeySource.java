@@ -14,9 +14,11 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -237,9 +239,27 @@ public final class KeySource implements AutoCloseable {
             HttpRequest req = HttpRequest.newBuilder(url).timeout(FETCH_TIMEOUT)
                     .header("Accept", "application/jwk-set+json, application/json").GET().build();
             HttpResponse<InputStream> resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+            // the request's timeout ends with the headers: a body that stalls would hold this thread, so
+            // the start and every later fetch, for good; closing the stream at the deadline ends the read
+            AtomicBoolean late = new AtomicBoolean();
+            CompletableFuture<Void> deadline = CompletableFuture.runAsync(() -> {
+                late.set(true);
+                closeQuietly(resp.body());
+            }, CompletableFuture.delayedExecutor(FETCH_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
             byte[] body;
             try (InputStream in = resp.body()) {
                 body = in.readNBytes(MAX_DOCUMENT_BYTES + 1);
+            } catch (IOException e) {
+                if (!late.get()) {
+                    throw e;
+                }
+                body = null;
+            } finally {
+                deadline.cancel(false);
+            }
+            if (late.get()) {
+                failed(where, "no whole answer within " + FETCH_TIMEOUT.toSeconds() + " s");
+                return;
             }
             if (resp.statusCode() != 200) {
                 failed(where, "HTTP " + resp.statusCode());
@@ -276,6 +296,14 @@ public final class KeySource implements AutoCloseable {
             log.debug("auth.jwt.jwksUrl {}: still failing: {}", where, problem);
         }
         urlFailing = true;
+    }
+
+    private static void closeQuietly(InputStream in) {
+        try {
+            in.close();
+        } catch (IOException e) {
+            // the fetch fails on its own then
+        }
     }
 
     private synchronized void publish() {

@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
 
@@ -41,6 +42,8 @@ public final class TokenVerifier {
     /** Far above any real claim, far below what would make a token a denial-of-service vector. */
     static final int MAX_PATTERNS = 1_000;
     static final int MAX_SUBJECT_LENGTH = 256;
+    /** 9999-12-31T23:59:59Z in seconds: any later exp or nbf is not a date a token issuer means. */
+    static final long MAX_NUMERIC_DATE = 253_402_300_799L;
 
     private final Supplier<KeySet> keys;
     private final Runnable onUnknownKey;
@@ -99,10 +102,20 @@ public final class TokenVerifier {
         }
 
         JWTClaimsSet claims;
+        Map<String, Object> json;
         try {
-            claims = jws.getJWTClaimsSet();
+            // what getJWTClaimsSet() parses, kept: nimbus turns exp and nbf into milliseconds, which
+            // wrap for absurd seconds (an nbf past Long.MAX_VALUE / 1000 read as long past)
+            json = jws.getPayload().toJSONObject();
+            if (json == null) {
+                return deny(DenialReason.MALFORMED);
+            }
+            claims = JWTClaimsSet.parse(json);
         } catch (ParseException | RuntimeException e) {
             return deny(DenialReason.MALFORMED);
+        }
+        if (!numericDate(json.get("exp")) || !numericDate(json.get("nbf"))) {
+            return deny(DenialReason.BAD_CLAIMS);
         }
         return checkClaims(claims);
     }
@@ -200,6 +213,11 @@ public final class TokenVerifier {
             }
         }
         return out;
+    }
+
+    /** Absent, or seconds within years 0-9999: whose milliseconds a long holds. */
+    private static boolean numericDate(Object v) {
+        return v == null || v instanceof Number n && Math.abs(n.doubleValue()) <= MAX_NUMERIC_DATE;
     }
 
     private static boolean hasControl(String s) {

@@ -17,6 +17,7 @@ import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ResetReason;
+import io.pushd.server.auth.TokenCarrier;
 import io.pushd.server.history.EventHistory;
 import io.pushd.server.history.TopicRange;
 import java.io.IOException;
@@ -60,7 +61,8 @@ final class HistoryRoute {
     CompletionStage<FullHttpResponse> handle(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
         Map<String, List<String>> query = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8).parameters();
         for (String key : query.keySet()) {
-            if (!key.equals("after") && !key.equals("limit")) {
+            // access_token: the token's carrier for a browser (TopicRoutes checked it)
+            if (!key.equals("after") && !key.equals("limit") && !key.equals(TokenCarrier.QUERY_PARAMETER)) {
                 reply(ctx, req, badQuery(ErrorCodes.INVALID_QUERY, "unknown query parameter '"
                         + HttpResponses.shorten(key) + "' (expected: after, limit)"));
                 return null;

@@ -75,8 +75,8 @@ final class LiveUpgradeGate {
         }
         ctx.channel().attr(INITIAL_SUBSCRIPTIONS).set(subscriptions);
         ctx.channel().attr(AccessAnswers.GRANT).set(access.grant());
-        ctx.channel().attr(CLIENT_IP).set(server.clientAddress().resolve(ctx.channel().remoteAddress(),
-                req.headers().get("X-Forwarded-For")));
+        ctx.channel().attr(CLIENT_IP).set(server.clientAddress().resolveAll(ctx.channel().remoteAddress(),
+                req.headers().getAll("X-Forwarded-For")));
         pipelines.upgradeToWebSocket(ctx, req);
         return true;
     }

@@ -84,7 +84,8 @@ final class PublishRoute {
         if (server.sessions().access().tokensRequired()) {
             return null; // mode jwt: the token decides, the address does not matter
         }
-        String ip = server.clientAddress().resolve(ctx.channel().remoteAddress(), req.headers().get("X-Forwarded-For"));
+        String ip = server.clientAddress().resolveAll(ctx.channel().remoteAddress(),
+                req.headers().getAll("X-Forwarded-For"));
         byte[] addr = NetUtil.createByteArrayFromIpAddressString(ip); // a literal: never DNS on an event loop
         try {
             return addr == null ? null : InetAddress.getByAddress(addr);

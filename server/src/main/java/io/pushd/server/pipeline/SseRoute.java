@@ -71,8 +71,8 @@ final class SseRoute {
             server.metrics().handshake(ServerMetrics.Handshake.REFUSED_DRAINING, TRANSPORT);
             // the session ends the stream at once with 1012 and a hint (200, never a 503)
         }
-        String clientIp = server.clientAddress().resolve(ctx.channel().remoteAddress(),
-                req.headers().get("X-Forwarded-For"));
+        String clientIp = server.clientAddress().resolveAll(ctx.channel().remoteAddress(),
+                req.headers().getAll("X-Forwarded-For"));
         pipelines.upgradeToSse(ctx, req, topics, clientIp, access.grant());
         return false; // the request itself is done with: the stream's head is out
     }

@@ -9,8 +9,10 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.TopicName;
+import io.pushd.server.auth.AccessDecision;
 import io.pushd.server.auth.Redaction;
 import io.pushd.server.history.TopicRange;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 
 /**
@@ -51,6 +53,17 @@ final class TopicRoutes {
                     "invalid topic '" + HttpResponses.shorten(topic)
                             + "' (expected: 1-200 characters of [A-Za-z0-9_.:-])"));
             return null;
+        }
+        boolean read = req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD);
+        if (read) {
+            // the history is what a subscription replays, and the info tells a topic exists: both need
+            // the token's topics to cover the topic, as a subscribe does
+            AccessDecision access = server.sessions().access().subscribe(
+                    req.headers().get(HttpHeaderNames.AUTHORIZATION), req.uri(), List.of(topic));
+            if (!access.allowed()) {
+                HttpResponses.reply(ctx, req, AccessAnswers.refusal(access));
+                return null;
+            }
         }
         if (tail.isEmpty()) {
             java.util.concurrent.CompletableFuture<Void> ready = server.history().prepare(topic).toCompletableFuture();

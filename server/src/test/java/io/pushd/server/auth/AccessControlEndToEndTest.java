@@ -197,6 +197,39 @@ class AccessControlEndToEndTest {
                 .contains("push_auth_denied_total{reason=\"publish_not_allowed\"} 1.0");
     }
 
+    private Http.Response get(String pathAndQuery, String authorization) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + pathAndQuery))
+                .timeout(Duration.ofSeconds(10)).GET();
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        return Http.send(b.build());
+    }
+
+    @Test
+    void theHistoryAndTheTopicInfoOverHttpNeedATokenWhoseTopicsCoverTheTopic() throws Exception {
+        start();
+        String t = goodToken(); // topics orders.*, news
+        assertThat(publish("orders.eu", "Bearer " + t).status()).isEqualTo(201);
+        for (String path : List.of("/v1/topics/orders.eu/events", "/v1/topics/orders.eu")) {
+            Http.Response none = get(path, null);
+            assertThat(none.status()).as(path).isEqualTo(401);
+            assertThat(none.json().path("error").asText()).isEqualTo("missing_token");
+            assertThat(none.body()).doesNotContain("\"n\":1");
+            Http.Response bad = get(path, "Bearer " + t.substring(0, t.length() - 4) + "AAAA");
+            assertThat(bad.status()).as(path).isEqualTo(401);
+            String newsOnly = token("user-9", Instant.now().plusSeconds(600), List.of("news"), List.of("orders.eu"));
+            Http.Response outside = get(path, "Bearer " + newsOnly);
+            assertThat(outside.status()).as(path).isEqualTo(403);
+            assertThat(outside.json().path("error").asText()).isEqualTo("topic_not_allowed");
+            assertThat(get(path, "Bearer " + t).status()).as(path).isEqualTo(200);
+        }
+        Http.Response page = get("/v1/topics/orders.eu/events", "Bearer " + t);
+        assertThat(page.json().path("events").get(0).path("data").path("n").asInt()).isEqualTo(1);
+        // a browser's fetch may carry it as the query parameter, as for /v1/live and SSE
+        assertThat(get("/v1/topics/orders.eu/events?access_token=" + q(t), null).status()).isEqualTo(200);
+    }
+
     @Test
     void anSseStreamNeedsATokenAndATopicInsideTheClaim() throws Exception {
         start();
@@ -267,6 +300,31 @@ class AccessControlEndToEndTest {
             assertThat(ws.closeCode).isNotDone();
             assertThat(publish("news", "Bearer " + goodTokenFor("news")).status()).isEqualTo(201);
             assertThat(ws.awaitEvents(1, Duration.ofSeconds(5))).isNotEmpty();
+        }
+    }
+
+    @Test
+    void aRefreshWithNarrowerTopicsEndsTheSubscriptionsItNoLongerCoversAndRefusesThemInBand() throws Exception {
+        start();
+        String pub = "Bearer " + token("publisher", Instant.now().plusSeconds(600), List.of(), List.of("orders.eu", "news"));
+        String wide = token("user-1", Instant.now().plusSeconds(600), List.of("orders.*", "news"), List.of());
+        try (WsClient ws = live("topic=orders.eu&topic=news&access_token=" + q(wide))) {
+            assertThat(ws.next().path("type").asText()).isEqualTo("subscribed");
+            assertThat(ws.next().path("type").asText()).isEqualTo("subscribed");
+            ws.send("{\"type\":\"auth\",\"token\":\"" + token("user-1", Instant.now().plusSeconds(600),
+                    List.of("news"), List.of()) + "\"}");
+            assertThat(ws.next().path("type").asText()).isEqualTo("authenticated");
+            JsonNode ended = ws.next();
+            assertThat(ended.path("code").asText()).isEqualTo("topic_not_allowed");
+            assertThat(ended.path("topic").asText()).isEqualTo("orders.eu");
+            ws.send("{\"type\":\"subscribe\",\"topic\":\"orders.eu\"}");
+            assertThat(ws.next().path("code").asText()).isEqualTo("topic_not_allowed");
+            assertThat(publish("orders.eu", pub).status()).isEqualTo(201);
+            assertThat(publish("news", pub).status()).isEqualTo(201);
+            List<JsonNode> events = ws.awaitEvents(1, Duration.ofSeconds(5));
+            assertThat(events.stream().filter(n -> n.path("type").asText().equals("event"))
+                    .map(n -> n.path("topic").asText()).toList()).containsExactly("news");
+            assertThat(ws.messages.poll(300, java.util.concurrent.TimeUnit.MILLISECONDS)).isNull();
         }
     }
 

@@ -64,6 +64,19 @@ class AuthConfigTest {
     }
 
     @Test
+    void aJwksUrlWithCredentialsIsRefusedWithoutQuotingThem() {
+        // the message goes to stderr and the start-up log: the password must not
+        assertThatThrownBy(() -> AuthConfig.Jwt.defaults().withJwksUrl("https://svc:s3cr3t-pw@id.example/jwks"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("auth.jwt.jwksUrl: https://REDACTED@id.example/jwks (expected")
+                .message().doesNotContain("s3cr3t-pw").doesNotContain("svc");
+        // an API key in the query of a URL refused for another reason (clear-text http) is not quoted either
+        assertThatThrownBy(() -> AuthConfig.Jwt.defaults().withJwksUrl("http://id.example/jwks?api_key=k3y-123#frag"))
+                .hasMessageStartingWith("auth.jwt.jwksUrl: http://id.example/jwks?REDACTED (expected")
+                .message().doesNotContain("k3y-123");
+    }
+
+    @Test
     void modeJwtWithAKeySourceIsValid() {
         AuthConfig c = AuthConfig.defaults().withJwt(AuthConfig.Jwt.defaults().withJwksUrl("https://id.example/jwks"))
                 .withMode(AuthConfig.Mode.JWT);

@@ -179,6 +179,49 @@ class KeySourceTest {
     }
 
     @Test
+    void aJwksUrlThatStallsInTheMiddleOfItsBodyNeitherHoldsUpTheStartNorStopsLaterFetches() throws Exception {
+        RSAKey one = TestKeys.rsa("one");
+        AtomicInteger fetches = new AtomicInteger();
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        java.util.concurrent.ExecutorService handlers = java.util.concurrent.Executors.newCachedThreadPool();
+        http.setExecutor(handlers);
+        http.createContext("/jwks", ex -> {
+            byte[] b = TestKeys.jwks(one).getBytes(StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(200, b.length);
+            if (fetches.incrementAndGet() == 1) {
+                // the headers and a first byte, then nothing: a proxy or an identity provider that hangs
+                ex.getResponseBody().write(b, 0, 1);
+                ex.getResponseBody().flush();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            } else {
+                ex.getResponseBody().write(b);
+            }
+            ex.close();
+        });
+        http.start();
+        AuthConfig.Jwt cfg = AuthConfig.Jwt.defaults()
+                .withJwksUrl("http://127.0.0.1:" + http.getAddress().getPort() + "/jwks")
+                .withIntervals(POLL, Duration.ofSeconds(1));
+        try {
+            long started = System.nanoTime();
+            source = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                    KeySource.FETCH_TIMEOUT.multipliedBy(2), () -> KeySource.start(cfg));
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(KeySource.FETCH_TIMEOUT.plusSeconds(5));
+            TokenVerifier v = new TokenVerifier(cfg, source, Clock.systemUTC());
+            String t1 = sign(one, JWSAlgorithm.RS256, claims(Instant.now()).build());
+            await("the keys of a fetch after the stalled one", () -> grants(v, t1));
+        } finally {
+            release.countDown();
+            handlers.shutdownNow();
+        }
+    }
+
+    @Test
     void anEarlyFetchForUnknownKidsIsRateLimited() throws Exception {
         AtomicInteger fetches = new AtomicInteger();
         http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);

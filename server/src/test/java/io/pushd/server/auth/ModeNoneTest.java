@@ -37,6 +37,11 @@ class ModeNoneTest {
 
     /** A publish from a socket bound to {@code from}, a loopback address other than 127.0.0.1 if asked. */
     private static String publishFrom(String from, int port, String xForwardedFor) throws Exception {
+        return publishWithHeaders(from, port, xForwardedFor == null ? "" : "X-Forwarded-For: " + xForwardedFor + "\r\n");
+    }
+
+    /** {@code headers}: whole header lines, each ending in CRLF. */
+    private static String publishWithHeaders(String from, int port, String headers) throws Exception {
         try (Socket s = new Socket()) {
             s.bind(new InetSocketAddress(from, 0));
             s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
@@ -44,7 +49,7 @@ class ModeNoneTest {
             String body = "{\"n\":1}";
             OutputStream out = s.getOutputStream();
             out.write(("POST /v1/topics/news/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                    + (xForwardedFor == null ? "" : "X-Forwarded-For: " + xForwardedFor + "\r\n")
+                    + headers
                     + "Content-Length: " + body.length() + "\r\nConnection: close\r\n\r\n" + body)
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
@@ -86,6 +91,17 @@ class ModeNoneTest {
         // the proxy on this host (127.0.0.1) forwards a client from elsewhere: refused
         assertThat(publishFrom("127.0.0.1", server.port(), "203.0.113.7")).startsWith("HTTP/1.1 403");
         assertThat(publishFrom("127.0.0.1", server.port(), "127.0.0.1")).startsWith("HTTP/1.1 201");
+    }
+
+    @Test
+    void aForwardedForHeaderTheClientWroteBeforeTheProxysOwnLineDoesNotMakeItAllowed() throws Exception {
+        ServerConfig c = TestServers.config(dir);
+        server = TestServers.start(c.withSecurity(new ServerConfig.Security(List.of(), List.of("127.0.0.1"),
+                List.of("127.0.0.1/32"))));
+        // a proxy that adds its own X-Forwarded-For line (HAProxy's option forwardfor does) below the
+        // client's: RFC 9110 section 5.3 reads the two lines as one list, the proxy's hop last
+        String twoLines = "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-For: 203.0.113.7\r\n";
+        assertThat(publishWithHeaders("127.0.0.1", server.port(), twoLines)).startsWith("HTTP/1.1 403");
     }
 
     @Test

@@ -188,6 +188,18 @@ class TokenVerifierTest {
     }
 
     @Test
+    void anNbfOrExpSoFarAheadThatItsMillisecondsOverflowIsNotReadAsLongPast() {
+        TokenVerifier v = all();
+        long overflowing = Long.MAX_VALUE / 1000 + 1; // seconds whose milliseconds wrap to a negative long
+        String nbf = sign(HMAC, JWSAlgorithm.HS256, claims(NOW).claim("nbf", overflowing).build());
+        assertThat(reason(verify(v, nbf))).isEqualTo(DenialReason.BAD_CLAIMS);
+        String exp = sign(HMAC, JWSAlgorithm.HS256, claims(NOW).claim("exp", overflowing).build());
+        assertThat(reason(verify(v, exp))).isEqualTo(DenialReason.BAD_CLAIMS);
+        String year9999 = sign(HMAC, JWSAlgorithm.HS256, claims(NOW).claim("exp", TokenVerifier.MAX_NUMERIC_DATE).build());
+        assertThat(verify(v, year9999)).isInstanceOf(Grant.class);
+    }
+
+    @Test
     void theIssuerAndAudienceAreCheckedWhenConfigured() {
         TokenVerifier v = verifier(AuthConfig.Jwt.defaults().withIssuer("https://id.example", "push"), TestKeys.keySet(HMAC));
         JWTClaimsSet.Builder ok = claims(NOW).issuer("https://id.example").audience(List.of("other", "push"));
