@@ -112,7 +112,7 @@ public final class PushServer implements AutoCloseable {
                 sc.retentionCount(), sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
         this.history = shared != null ? shared : store;
         this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics,
-                config.fanout().coalesceWindow());
+                config.fanout().coalesceWindow(), config.fanout().coalesceMinSubscribers());
         Sequencer sequencer = shared != null ? shared.sequencer(sc)
                 : new LocalSequencer(store.heads(), config.limits().maxTopics());
         if (shared != null) {

@@ -305,19 +305,27 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * less than this, its delivery waits this long so the events that follow within the window
      * reach each subscriber in one write (fewer syscalls and TCP segments, at up to the window of
      * added latency); an event after a quiet spell goes at once. 0 = every event at once.
+     * {@code coalesceMinSubscribers}: only a topic's subscribers on one event loop at least this
+     * many are held (the saving is a write per subscriber; a handful would only wait).
      */
-    public record Fanout(Duration coalesceWindow) {
+    public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers) {
         public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ZERO;
         public static final Duration MAX_COALESCE_WINDOW = Duration.ofMillis(50);
+        public static final int DEFAULT_COALESCE_MIN_SUBSCRIBERS = 32;
 
         public Fanout {
             require(coalesceWindow != null && !coalesceWindow.isNegative()
                             && coalesceWindow.compareTo(MAX_COALESCE_WINDOW) <= 0,
                     "fanout.coalesceWindow", coalesceWindow, "0-50ms (0 = off)");
+            require(coalesceMinSubscribers >= 1, "fanout.coalesceMinSubscribers", coalesceMinSubscribers, ">= 1");
+        }
+
+        public Fanout(Duration coalesceWindow) {
+            this(coalesceWindow, DEFAULT_COALESCE_MIN_SUBSCRIBERS);
         }
 
         public static Fanout defaults() {
-            return new Fanout(DEFAULT_COALESCE_WINDOW);
+            return new Fanout(DEFAULT_COALESCE_WINDOW, DEFAULT_COALESCE_MIN_SUBSCRIBERS);
         }
     }
 

@@ -68,11 +68,13 @@ public final class TopicHub {
     private final ServerMetrics metrics;
     /** {@code fanout.coalesceWindow} in nanoseconds; 0 = every drain at once. */
     private final long coalesceNanos;
+    /** {@code fanout.coalesceMinSubscribers}: smaller loop groups are never held. */
+    private final int coalesceMinMembers;
     private final LongSupplier nanoClock;
 
     /** @param epochOf the epoch of a topic's event IDs: {@code EventHistory::epoch}, asked per topic */
     public TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics) {
-        this(epochOf, alloc, metrics, Duration.ZERO);
+        this(epochOf, alloc, metrics, Duration.ZERO, 1);
     }
 
     /**
@@ -80,19 +82,23 @@ public final class TopicHub {
      *                       than this, its drain waits this long, so the events that follow within
      *                       the window reach each subscriber in the same write (one syscall, fewer
      *                       TCP segments); an event after a quiet spell goes at once. 0 = off.
+     * @param coalesceMinSubscribers a topic's subscribers on one event loop are held only when at
+     *                       least this many: the window saves a write per subscriber, worth added
+     *                       latency for a crowd, not for a handful
      */
     public TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics,
-                    Duration coalesceWindow) {
-        this(epochOf, alloc, metrics, coalesceWindow, System::nanoTime);
+                    Duration coalesceWindow, int coalesceMinSubscribers) {
+        this(epochOf, alloc, metrics, coalesceWindow, coalesceMinSubscribers, System::nanoTime);
     }
 
     /** @param nanoClock what "closer than the window" is measured with (tests pick the gaps) */
     TopicHub(Function<String, String> epochOf, ByteBufAllocator alloc, ServerMetrics metrics,
-             Duration coalesceWindow, LongSupplier nanoClock) {
+             Duration coalesceWindow, int coalesceMinSubscribers, LongSupplier nanoClock) {
         this.epochOf = epochOf;
         this.alloc = alloc;
         this.metrics = metrics;
         this.coalesceNanos = coalesceWindow.toNanos();
+        this.coalesceMinMembers = coalesceMinSubscribers;
         this.nanoClock = nanoClock;
     }
 
@@ -271,7 +277,9 @@ public final class TopicHub {
         void offer(Pending p) {
             queue.add(p);
             long now = coalesceNanos > 0 ? nanoClock.getAsLong() : 0;
-            boolean close = coalesceNanos > 0 && now - lastOfferNanos < coalesceNanos;
+            // A small group's write is cheap: holding its events would only add latency.
+            boolean close = coalesceNanos > 0 && members.length >= coalesceMinMembers
+                    && now - lastOfferNanos < coalesceNanos;
             if (coalesceNanos > 0) {
                 lastOfferNanos = now;
             }

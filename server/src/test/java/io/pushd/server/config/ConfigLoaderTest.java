@@ -365,6 +365,18 @@ class ConfigLoaderTest {
         assertThat(ConfigLoader.load(SHIPPED,
                 ConfigLoader.fromEnvironment(Map.of("PUSH_FANOUT_COALESCE_WINDOW", "1ms"))).fanout().coalesceWindow())
                 .isEqualTo(java.time.Duration.ofMillis(1));
+        assertThat(ConfigLoader.load(SHIPPED, Map.of()).fanout().coalesceMinSubscribers())
+                .isEqualTo(ServerConfig.Fanout.DEFAULT_COALESCE_MIN_SUBSCRIBERS);
+        assertThat(ConfigLoader.load(yaml("fanout:\n  coalesceMinSubscribers: 100\n"), Map.of())
+                .fanout().coalesceMinSubscribers()).isEqualTo(100);
+        assertThat(ConfigLoader.load(SHIPPED, ConfigLoader.fromEnvironment(
+                Map.of("PUSH_FANOUT_COALESCE_MIN_SUBSCRIBERS", "8"))).fanout().coalesceMinSubscribers()).isEqualTo(8);
+    }
+
+    @Test
+    void aFanoutCoalesceMinimumBelowOneIsRejectedByName() throws IOException {
+        assertThat(loadFailure("fanout:\n  coalesceMinSubscribers: 0\n"))
+                .hasMessage("fanout.coalesceMinSubscribers: 0 (expected: >= 1)");
     }
 
     @Test

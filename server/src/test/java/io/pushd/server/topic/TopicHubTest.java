@@ -335,7 +335,11 @@ class TopicHubTest {
     final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
 
     private TopicHub coalescing(java.time.Duration window) {
-        return new TopicHub(topic -> "ep1", alloc, new ServerMetrics(), window, nanos::get);
+        return coalescing(window, 1);
+    }
+
+    private TopicHub coalescing(java.time.Duration window, int minSubscribers) {
+        return new TopicHub(topic -> "ep1", alloc, new ServerMetrics(), window, minSubscribers, nanos::get);
     }
 
     private static void fanOut(TopicHub h, long seq) {
@@ -376,6 +380,33 @@ class TopicHubTest {
         } finally {
             loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
         }
+    }
+
+    @Test
+    void aTopicWithFewerSubscribersOnALoopThanTheCoalescingMinimumIsNeverHeld() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            TopicHub h = coalescing(java.time.Duration.ofSeconds(10), 3); // a held event would not arrive in this test
+            Batching a = new Batching(loop);
+            Batching b = new Batching(loop);
+            h.subscribe("t", a);
+            h.subscribe("t", b);
+
+            fanOut(h, 1);
+            fanOut(h, 2); // close behind event 1 (the clock has not moved), but two subscribers are below 3
+            loop.submit(() -> { }).sync();
+            assertThat(a.seqs).containsExactly(1L, 2L);
+            assertThat(b.seqs).containsExactly(1L, 2L);
+
+            Batching c = new Batching(loop);
+            h.subscribe("t", c); // three now: the next close event is held
+            fanOut(h, 3);
+            loop.submit(() -> { }).sync();
+            assertThat(c.seqs).as("held for the window").isEmpty();
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+        assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
     }
 
     @Test
