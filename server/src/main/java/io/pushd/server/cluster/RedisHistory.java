@@ -248,28 +248,32 @@ public final class RedisHistory implements EventHistory {
         return -1; // the publish script dedupes (the sequencer storesEvents)
     }
 
-    /** The ring, then the replay cache; {@link #NOT_AT_HAND} when only Redis has them. Never a round trip. */
+    /**
+     * The ring, then the replay cache; {@link #NOT_AT_HAND} when only Redis has them. Never a round
+     * trip. The ring checks {@code epoch} under its lock, and the cache serves only runs of
+     * {@code epoch}: what is passed is always of the epoch the caller labels it with.
+     */
     @Override
-    public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+    public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
         TopicLog t = log(topic);
-        int n = t.readCached(afterSeq, max, visitor);
-        if (n >= 0) {
+        int n = t.readCached(epoch, afterSeq, max, visitor);
+        if (n != TopicLog.NOT_IN_RING) {
             return n;
         }
         n = cache == null ? ReplayCache.NOT_HELD
-                : cache.read(topic, t.epoch(), afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, data.toBytes()));
+                : cache.read(topic, epoch, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, data.toBytes()));
         return n >= 0 ? n : NOT_AT_HAND;
     }
 
     /** As {@link #read}; from the cache, each event's bytes go straight from the mapped file to the buffer. */
     @Override
-    public int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
+    public int readData(String topic, String epoch, long afterSeq, int max, EventDataVisitor visitor) {
         TopicLog t = log(topic);
-        int n = t.readCached(afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
-        if (n >= 0) {
+        int n = t.readCached(epoch, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
+        if (n != TopicLog.NOT_IN_RING) {
             return n;
         }
-        n = cache == null ? ReplayCache.NOT_HELD : cache.read(topic, t.epoch(), afterSeq, max, visitor);
+        n = cache == null ? ReplayCache.NOT_HELD : cache.read(topic, epoch, afterSeq, max, visitor);
         return n >= 0 ? n : NOT_AT_HAND;
     }
 
@@ -294,7 +298,11 @@ public final class RedisHistory implements EventHistory {
         String epoch = t.epoch();
         long head = t.head();
         Fetched.Builder local = new Fetched.Builder(Math.min(max, PAGE));
-        if (afterSeq >= head || read(topic, afterSeq, max, local) != NOT_AT_HAND) {
+        int atHand = afterSeq >= head ? 0 : read(topic, epoch, afterSeq, max, local);
+        if (atHand == EPOCH_CHANGED) {
+            return CompletableFuture.completedFuture(local.build(t.epoch(), 0)); // the caller sees the new epoch
+        }
+        if (atHand != NOT_AT_HAND) {
             return CompletableFuture.completedFuture(local.build(epoch, max));
         }
         pageReads.increment();

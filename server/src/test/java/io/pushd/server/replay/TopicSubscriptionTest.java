@@ -32,6 +32,8 @@ class TopicSubscriptionTest {
 
     @TempDir
     Path dataDir;
+    @TempDir
+    Path otherDataDir;
     ChronicleEventStore store;
     TopicHub hub;
     EmbeddedChannel channel;
@@ -77,6 +79,105 @@ class TopicSubscriptionTest {
             out.add(json.has("id") ? type + ":" + EventId.parse(json.path("id").asText()).seq() : type);
         }
         return out;
+    }
+
+    /** Every text frame written so far, as {@code type:epoch-seq} (the full id, or just the type). */
+    private List<String> writtenIds() throws Exception {
+        channel.runPendingTasks();
+        List<String> out = new ArrayList<>();
+        Object msg;
+        while ((msg = channel.readOutbound()) != null) {
+            TextWebSocketFrame f = (TextWebSocketFrame) msg;
+            var json = ProtocolCodec.mapper().readTree(f.text());
+            f.release();
+            String type = json.path("type").asText();
+            out.add(json.has("id") ? type + ":" + json.path("id").asText() : type);
+        }
+        return out;
+    }
+
+    /**
+     * The local store's events as one epoch, until {@link #replace} makes them another store's (a
+     * shared history that lost the topic's history and started a new epoch). {@link #beforeRead}
+     * runs at the start of each read: the moment a replacement can fall between the subscription's
+     * look at the epoch and its read.
+     */
+    private final class ReplacedHistory implements EventHistory {
+        volatile EventHistory current = store;
+        final EventHistory next;
+        Runnable beforeRead = () -> { };
+
+        ReplacedHistory(EventHistory next) {
+            this.next = next;
+        }
+
+        void replace() {
+            current = next;
+        }
+
+        @Override
+        public String epoch(String topic) {
+            return current.epoch(topic);
+        }
+
+        @Override
+        public void append(String topic, long seq, long ts, String key, byte[] data) {
+            current.append(topic, seq, ts, key, data);
+        }
+
+        @Override
+        public void sync() {
+        }
+
+        @Override
+        public TopicRange range(String topic) {
+            return current.range(topic);
+        }
+
+        @Override
+        public long findByIdempotencyKey(String topic, String key) {
+            return -1;
+        }
+
+        @Override
+        public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
+            beforeRead.run();
+            return current.read(topic, epoch, afterSeq, max, visitor);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void anEpochThatChangesBetweenTheEpochAndTheReadIsAResetNeverTheNewEventsUnderTheOldEpoch() throws Exception {
+        ChronicleEventStore replacement =
+                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        try {
+            for (int i = 1; i <= 7; i++) {
+                replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+            }
+            ReplacedHistory history = new ReplacedHistory(replacement);
+            history.beforeRead = () -> {
+                history.beforeRead = () -> { };
+                history.replace(); // after the step looked at the epoch, before it reads
+            };
+            TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub,
+                    metrics, e -> {
+                        throw e;
+                    });
+            String old = store.epoch();
+            String now = replacement.epoch();
+            channel.eventLoop().execute(() -> sub.start(new EventId(old, 2)));
+            List<String> ids = writtenIds();
+            assertThat(ids).doesNotContain("event:" + old + "-3");
+            assertThat(ids).containsExactly("subscribed:" + old + "-2", "reset:" + now + "-0", "event:" + now + "-1",
+                    "event:" + now + "-2", "event:" + now + "-3", "event:" + now + "-4", "event:" + now + "-5",
+                    "event:" + now + "-6", "event:" + now + "-7");
+        } finally {
+            replacement.close();
+        }
     }
 
     @Test
@@ -189,8 +290,8 @@ class TopicSubscriptionTest {
         }
 
         @Override
-        public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
-            return afterSeq < 3 ? NOT_AT_HAND : store.read(topic, afterSeq, max, visitor);
+        public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
+            return afterSeq < 3 ? NOT_AT_HAND : store.read(topic, epoch, afterSeq, max, visitor);
         }
 
         @Override
