@@ -106,6 +106,12 @@ public final class RedisHistory implements EventHistory {
     /** Applier thread: rounds of {@link #refreshOldest}, every tenth looks at every followed topic. */
     private long oldestRounds;
 
+    /**
+     * Tests: runs on the applier before each page a backfill reads, with the topic: the moment
+     * another node may replace Redis' history of it, between the epoch and the page.
+     */
+    volatile java.util.function.Consumer<String> beforeBackfillPage = topic -> { };
+
     /** What this node had applied of a topic (when it stopped following it). */
     record Seen(String epoch, long head) {
     }
@@ -641,8 +647,24 @@ public final class RedisHistory implements EventHistory {
 
     /** Applier thread: brings {@code t} up to Redis' head, in pages, changing its epoch if Redis did. */
     private void backfill(TopicLog t) {
+        for (int attempt = 1; !backfillOnce(t); attempt++) {
+            if (attempt == 3) { // Redis replaced the topic's history three times meanwhile: let the next round try
+                throw new IllegalStateException("topic " + t.topic() + ": Redis replaced its history during "
+                        + attempt + " backfills in a row");
+            }
+        }
+    }
+
+    /**
+     * One backfill; false when Redis' history of the topic was replaced after the epoch was read
+     * (another node lost it and started a new epoch): then the page read is not applied, and the
+     * caller starts again from the epoch. Each page is read with the epoch Redis holds right after
+     * it (pipelined, in order on one connection; the scripts replace epoch and stream in one
+     * step): the same epoch then means the page is of it.
+     */
+    private boolean backfillOnce(TopicLog t) {
         if (t.retired()) {
-            return; // no longer followed (a late fetch): the next load reads the head afresh
+            return true; // no longer followed (a late fetch): the next load reads the head afresh
         }
         String topic = t.topic();
         List<Object> meta = redis.ensureEpoch(topic, t.epoch(), t.head());
@@ -657,18 +679,53 @@ public final class RedisHistory implements EventHistory {
             }
         }
         while (t.head() < redisHead) {
-            List<StreamMessage<byte[], byte[]>> page = redis.commands().sync().xrange(RedisKeys.stream(topic),
-                    Range.create((t.head() + 1) + "-0", redisHead + "-0"), Limit.from(PAGE));
-            if (page.isEmpty()) {
+            beforeBackfillPage.accept(topic);
+            Page page = readPage(topic, Range.create((t.head() + 1) + "-0", redisHead + "-0"), PAGE);
+            if (!epoch.equals(page.epoch())) {
+                return false;
+            }
+            if (page.messages().isEmpty()) {
                 t.keptFrom(0); // retention took them: readers see expired, never a silent hole
                 t.add(redisHead, 0, null);
                 break;
             }
-            for (StreamMessage<byte[], byte[]> m : page) {
+            for (StreamMessage<byte[], byte[]> m : page.messages()) {
                 fanOut(t, seqOf(m.getId()), Long.parseLong(RedisKeys.text(field(m, 't'))), field(m, 'd'));
             }
         }
-        t.keptFrom(t.head() == 0 ? 0 : firstKept(topic));
+        if (t.head() == 0) {
+            t.keptFrom(0);
+            return true;
+        }
+        Page first = readPage(topic, Range.unbounded(), 1);
+        if (!epoch.equals(first.epoch())) {
+            return false; // the oldest of another history
+        }
+        t.keptFrom(first.messages().isEmpty() ? 0 : seqOf(first.messages().get(0).getId()));
+        return true;
+    }
+
+    /** Entries of a topic's stream and the epoch Redis holds right after reading them. */
+    private record Page(List<StreamMessage<byte[], byte[]>> messages, String epoch) {
+    }
+
+    private Page readPage(String topic, Range<String> range, int count) {
+        var async = redis.commands().async();
+        CompletableFuture<List<StreamMessage<byte[], byte[]>>> messages =
+                async.xrange(RedisKeys.stream(topic), range, Limit.from(count)).toCompletableFuture();
+        CompletableFuture<byte[]> epoch = async.hget(RedisKeys.meta(topic), new byte[] {'e'}).toCompletableFuture();
+        try {
+            long millis = timeout.toMillis() + 1000;
+            return new Page(messages.get(millis, TimeUnit.MILLISECONDS),
+                    RedisKeys.text(epoch.get(millis, TimeUnit.MILLISECONDS)));
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted reading topic " + topic, e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("reading topic " + topic + " from Redis timed out", e);
+        }
     }
 
     /** Any connection to Redis (re)connected: once for a burst of them, follow every topic again, then backfill. */
