@@ -179,20 +179,27 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     @Override
-    public void onLive(long seq, ByteBuf encodedEvent) {
+    public void onLive(String eventEpoch, long seq, ByteBuf encodedEvent) {
         try {
-            handleLive(seq, encodedEvent);
+            handleLive(eventEpoch, seq, encodedEvent);
         } catch (RuntimeException e) {
             fail(e);
         }
     }
 
-    private void handleLive(long seq, ByteBuf encodedEvent) {
+    private void handleLive(String eventEpoch, long seq, ByteBuf encodedEvent) {
         if (mode == Mode.STARTING) {
             encodedEvent.release(); // begin() reads the head after this: the event is replayed if it is after it
             return;
         }
         if (epochChanged()) {
+            encodedEvent.release();
+            return;
+        }
+        if (!eventEpoch.equals(epoch)) {
+            // fanned out before the history was replaced, delivered after a step moved this
+            // subscription to the new epoch (the hub's queue runs behind the replay): its sequence
+            // means nothing here, and written it would name the old history after the reset
             encodedEvent.release();
             return;
         }
