@@ -91,6 +91,8 @@ public final class RedisHistory implements EventHistory {
     private volatile long lastFailureLog;
     private volatile long lastTaskFailureLog;
     private final java.util.concurrent.atomic.AtomicBoolean reconnectPending = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Applier thread: topics not followed whose stray messages are being unsubscribed ({@link #unfollowStray}). */
+    private final java.util.Set<String> unfollowing = new java.util.HashSet<>();
     /** Applier thread: topics the last check found behind → their head after that backfill. */
     private final Map<String, Long> headAfterBackfill = new java.util.HashMap<>();
     /** {@code cluster.idleTopicTimeout} in ms; 0 = follow every loaded topic for good. */
@@ -512,6 +514,11 @@ public final class RedisHistory implements EventHistory {
         }
     }
 
+    /** Tests: the node's connections to Redis. */
+    RedisLink link() {
+        return redis;
+    }
+
     /** The node's topic state, loaded from Redis on first use (on the applier, so it is ordered with events). */
     private TopicLog log(String topic) {
         TopicLog t = logs.get(topic);
@@ -612,7 +619,43 @@ public final class RedisHistory implements EventHistory {
         long seq = Long.parseLong(new String(message, a + 1, b - a - 1, StandardCharsets.UTF_8));
         long ts = Long.parseLong(new String(message, b + 1, c - b - 1, StandardCharsets.UTF_8));
         byte[] data = java.util.Arrays.copyOfRange(message, c + 1, message.length);
-        offer(topic, epoch, seq, ts, data);
+        try {
+            applier.execute(guarded("applying a live event", () -> {
+                if (logs.containsKey(topic)) {
+                    apply(topic, epoch, seq, ts, data);
+                } else {
+                    unfollowStray(topic);
+                }
+            }));
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // shutting down: see offer
+        }
+    }
+
+    /**
+     * Applier thread: a message of a topic this node does not follow. An unsubscribe refused
+     * while the pub/sub connection was down (REJECT_COMMANDS) never reached Redis, so Lettuce,
+     * which forgets a channel only when Redis confirms, subscribes to it again on reconnect: the
+     * node would hear every event of the topic for good. Its first message unsubscribes it (a
+     * topic loading now cannot be one: load runs on this thread, before its messages are taken).
+     */
+    private void unfollowStray(String topic) {
+        if (!unfollowing.add(topic)) {
+            return; // one unsubscribe at a time, not one per message in flight
+        }
+        CompletableFuture<Void> done;
+        try {
+            done = redis.unfollow(topic);
+        } catch (RuntimeException e) {
+            done = CompletableFuture.failedFuture(e);
+        }
+        done.whenComplete((v, e) -> {
+            try {
+                applier.execute(() -> unfollowing.remove(topic)); // refused: the next message tries again
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                // shutting down
+            }
+        });
     }
 
     /** Applier thread. */
