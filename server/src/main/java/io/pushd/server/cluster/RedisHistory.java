@@ -109,10 +109,11 @@ public final class RedisHistory implements EventHistory {
     private long oldestRounds;
 
     /**
-     * Tests: runs on the applier before each page a backfill reads, with the topic: the moment
-     * another node may replace Redis' history of it, between the epoch and the page.
+     * Tests: runs on the applier before each page of a topic's stream a load or backfill reads,
+     * with the topic: the moment another node may replace Redis' history of it, between the
+     * epoch and the page.
      */
-    volatile java.util.function.Consumer<String> beforeBackfillPage = topic -> { };
+    volatile java.util.function.Consumer<String> beforePageRead = topic -> { };
 
     /** What this node had applied of a topic (when it stopped following it). */
     record Seen(String epoch, long head) {
@@ -550,10 +551,30 @@ public final class RedisHistory implements EventHistory {
         // (the applier drops the copy), none falls between the two
         redis.follow(topic, timeout.toMillis() + 1000);
         Seen seen = forgotten.get(topic); // followed before: Redis holding less of it means a new epoch
-        List<Object> meta = redis.ensureEpoch(topic, seen == null ? "" : seen.epoch(), seen == null ? 0 : seen.head());
-        long head = Long.parseLong(RedisKeys.text(meta.get(1)));
-        TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, RedisKeys.text(meta.get(0)), head,
-                head == 0 ? 0 : firstKept(topic));
+        String epoch;
+        long head;
+        long oldest;
+        for (int attempt = 1; ; attempt++) {
+            List<Object> meta = redis.ensureEpoch(topic, seen == null ? "" : seen.epoch(), seen == null ? 0 : seen.head());
+            epoch = RedisKeys.text(meta.get(0));
+            head = Long.parseLong(RedisKeys.text(meta.get(1)));
+            if (head == 0) {
+                oldest = 0;
+                break;
+            }
+            // the oldest kept with the epoch right after it, as a backfill's pages: else the
+            // oldest of a history that replaced this one meanwhile would be named in this epoch
+            Page first = readPage(topic, Range.unbounded(), 1);
+            if (epoch.equals(first.epoch())) {
+                oldest = first.messages().isEmpty() ? 0 : seqOf(first.messages().get(0).getId());
+                break;
+            }
+            if (attempt == 3) {
+                throw new IllegalStateException("topic " + topic + ": Redis replaced its history during "
+                        + attempt + " loads in a row");
+            }
+        }
+        TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, epoch, head, oldest);
         t.touch(now());
         logs.put(topic, t);
         forgotten.remove(topic); // after the put: seen() finds one of the two
@@ -722,7 +743,6 @@ public final class RedisHistory implements EventHistory {
             }
         }
         while (t.head() < redisHead) {
-            beforeBackfillPage.accept(topic);
             Page page = readPage(topic, Range.create((t.head() + 1) + "-0", redisHead + "-0"), PAGE);
             if (!epoch.equals(page.epoch())) {
                 return false;
@@ -753,6 +773,7 @@ public final class RedisHistory implements EventHistory {
     }
 
     private Page readPage(String topic, Range<String> range, int count) {
+        beforePageRead.accept(topic);
         var async = redis.commands().async();
         CompletableFuture<List<StreamMessage<byte[], byte[]>>> messages =
                 async.xrange(RedisKeys.stream(topic), range, Limit.from(count)).toCompletableFuture();
@@ -877,12 +898,6 @@ public final class RedisHistory implements EventHistory {
             }
             log.debug("cluster: reading the oldest kept events failed ({}); the next round retries", e.toString());
         }
-    }
-
-    private long firstKept(String topic) {
-        List<StreamMessage<byte[], byte[]>> first = redis.commands().sync().xrange(RedisKeys.stream(topic),
-                Range.unbounded(), Limit.from(1));
-        return first.isEmpty() ? 0 : seqOf(first.get(0).getId());
     }
 
     private static long seqOf(String streamId) {

@@ -66,7 +66,7 @@ class ClusterEpochChangeTest {
             String old = EventId.parse(first.get(1).path("id").asText()).epoch();
 
             AtomicBoolean replaced = new AtomicBoolean();
-            ((RedisHistory) node.history()).beforeBackfillPage = topic -> {
+            ((RedisHistory) node.history()).beforePageRead = topic -> {
                 if (topic.equals("swap") && replaced.compareAndSet(false, true)) {
                     try { // after the backfill read Redis' epoch and head (old, 4), before its page
                         redis.cli("DEL", "push:{swap}:m", "push:{swap}:s");
@@ -95,6 +95,33 @@ class ClusterEpochChangeTest {
                     .noneMatch(s -> s.startsWith("event " + old + "-"));
             assertThat(got).containsExactly("reset second-0", "event second-1 new", "event second-2 new",
                     "event second-3 new", "event second-4 new", "event second-5 new", "event second-6 new");
+        }
+    }
+
+    @Test
+    void aHistoryReplacedWhileTheNodeLoadsTheTopicIsLoadedWholeNeverTheOldHeadWithTheNewOldest() throws Exception {
+        for (int n = 1; n <= 5; n++) {
+            storeSilently("fresh", "first", "{\"n\":" + n + "}");
+        }
+        redis.cli("XTRIM", "push:{fresh}:s", "MINID", "3-0"); // the first history keeps 3..5
+        AtomicBoolean replaced = new AtomicBoolean();
+        ((RedisHistory) node.history()).beforePageRead = topic -> {
+            if (topic.equals("fresh") && replaced.compareAndSet(false, true)) {
+                try { // after the load read Redis' epoch and head (first, 5), before the oldest kept
+                    redis.cli("DEL", "push:{fresh}:m", "push:{fresh}:s");
+                    storeSilently("fresh", "second", "{\"n\":1}");
+                    storeSilently("fresh", "second", "{\"n\":2}");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        };
+        try (WsClient client = WsClient.connect(node.port(), "topic=fresh")) {
+            JsonNode subscribed = client.next();
+            assertThat(replaced).as("the seam ran").isTrue();
+            assertThat(subscribed.path("type").asText()).isEqualTo("subscribed");
+            assertThat(subscribed.path("head").asText() + " " + subscribed.path("oldest").asText())
+                    .as("head and oldest of one history").isEqualTo("second-2 second-1");
         }
     }
 }
