@@ -28,6 +28,11 @@ import java.util.function.Consumer;
  * whose older events are in Redis) is {@link EventHistory#fetch fetched} without blocking the
  * event loop; until the page is back and written, this subscription stays catching up, so live
  * events are still only read, never written ahead of the replay.
+ *
+ * <p>Every ID it writes names the epoch it follows, and only events of that
+ * epoch get one: its reads name the epoch ({@link EventHistory#EPOCH_CHANGED} when the history
+ * was replaced meanwhile), a fetched page says its epoch, and a live event of another epoch (one
+ * queued before the replacement) is dropped. A replaced history is a {@code reset unknown_epoch}.
  */
 public final class TopicSubscription implements TopicHub.Subscriber {
 
