@@ -100,7 +100,7 @@ public class ReplayBenchmark {
     @OperationsPerInvocation(STEP)
     public int wholeFramesInOneBuffer() {
         ByteBuf out = ALLOC.directBuffer(STEP * 160);
-        store.readData("orders", next(), STEP,
+        store.readData("orders", epoch, next(), STEP,
                 (seq, ts, data) -> EventFormat.WEBSOCKET_FRAME.append(out, "orders", epoch, seq, ts, data));
         int n = out.readableBytes();
         out.release();

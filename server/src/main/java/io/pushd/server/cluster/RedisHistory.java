@@ -91,6 +91,8 @@ public final class RedisHistory implements EventHistory {
     private volatile long lastFailureLog;
     private volatile long lastTaskFailureLog;
     private final java.util.concurrent.atomic.AtomicBoolean reconnectPending = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Applier thread: topics not followed whose stray messages are being unsubscribed ({@link #unfollowStray}). */
+    private final java.util.Set<String> unfollowing = new java.util.HashSet<>();
     /** Applier thread: topics the last check found behind → their head after that backfill. */
     private final Map<String, Long> headAfterBackfill = new java.util.HashMap<>();
     /** {@code cluster.idleTopicTimeout} in ms; 0 = follow every loaded topic for good. */
@@ -105,6 +107,13 @@ public final class RedisHistory implements EventHistory {
     private final long retentionCount;
     /** Applier thread: rounds of {@link #refreshOldest}, every tenth looks at every followed topic. */
     private long oldestRounds;
+
+    /**
+     * Tests: runs on the applier before each page of a topic's stream a load or backfill reads,
+     * with the topic: the moment another node may replace Redis' history of it, between the
+     * epoch and the page.
+     */
+    volatile java.util.function.Consumer<String> beforePageRead = topic -> { };
 
     /** What this node had applied of a topic (when it stopped following it). */
     record Seen(String epoch, long head) {
@@ -248,28 +257,32 @@ public final class RedisHistory implements EventHistory {
         return -1; // the publish script dedupes (the sequencer storesEvents)
     }
 
-    /** The ring, then the replay cache; {@link #NOT_AT_HAND} when only Redis has them. Never a round trip. */
+    /**
+     * The ring, then the replay cache; {@link #NOT_AT_HAND} when only Redis has them. Never a round
+     * trip. The ring checks {@code epoch} under its lock, and the cache serves only runs of
+     * {@code epoch}: what is passed is always of the epoch the caller labels it with.
+     */
     @Override
-    public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+    public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
         TopicLog t = log(topic);
-        int n = t.readCached(afterSeq, max, visitor);
-        if (n >= 0) {
+        int n = t.readCached(epoch, afterSeq, max, visitor);
+        if (n != TopicLog.NOT_IN_RING) {
             return n;
         }
         n = cache == null ? ReplayCache.NOT_HELD
-                : cache.read(topic, t.epoch(), afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, data.toBytes()));
+                : cache.read(topic, epoch, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, data.toBytes()));
         return n >= 0 ? n : NOT_AT_HAND;
     }
 
     /** As {@link #read}; from the cache, each event's bytes go straight from the mapped file to the buffer. */
     @Override
-    public int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
+    public int readData(String topic, String epoch, long afterSeq, int max, EventDataVisitor visitor) {
         TopicLog t = log(topic);
-        int n = t.readCached(afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
-        if (n >= 0) {
+        int n = t.readCached(epoch, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
+        if (n != TopicLog.NOT_IN_RING) {
             return n;
         }
-        n = cache == null ? ReplayCache.NOT_HELD : cache.read(topic, t.epoch(), afterSeq, max, visitor);
+        n = cache == null ? ReplayCache.NOT_HELD : cache.read(topic, epoch, afterSeq, max, visitor);
         return n >= 0 ? n : NOT_AT_HAND;
     }
 
@@ -294,7 +307,11 @@ public final class RedisHistory implements EventHistory {
         String epoch = t.epoch();
         long head = t.head();
         Fetched.Builder local = new Fetched.Builder(Math.min(max, PAGE));
-        if (afterSeq >= head || read(topic, afterSeq, max, local) != NOT_AT_HAND) {
+        int atHand = afterSeq >= head ? 0 : read(topic, epoch, afterSeq, max, local);
+        if (atHand == EPOCH_CHANGED) {
+            return CompletableFuture.completedFuture(local.build(t.epoch(), 0)); // the caller sees the new epoch
+        }
+        if (atHand != NOT_AT_HAND) {
             return CompletableFuture.completedFuture(local.build(epoch, max));
         }
         pageReads.increment();
@@ -498,6 +515,11 @@ public final class RedisHistory implements EventHistory {
         }
     }
 
+    /** Tests: the node's connections to Redis. */
+    RedisLink link() {
+        return redis;
+    }
+
     /** The node's topic state, loaded from Redis on first use (on the applier, so it is ordered with events). */
     private TopicLog log(String topic) {
         TopicLog t = logs.get(topic);
@@ -529,10 +551,30 @@ public final class RedisHistory implements EventHistory {
         // (the applier drops the copy), none falls between the two
         redis.follow(topic, timeout.toMillis() + 1000);
         Seen seen = forgotten.get(topic); // followed before: Redis holding less of it means a new epoch
-        List<Object> meta = redis.ensureEpoch(topic, seen == null ? "" : seen.epoch(), seen == null ? 0 : seen.head());
-        long head = Long.parseLong(RedisKeys.text(meta.get(1)));
-        TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, RedisKeys.text(meta.get(0)), head,
-                head == 0 ? 0 : firstKept(topic));
+        String epoch;
+        long head;
+        long oldest;
+        for (int attempt = 1; ; attempt++) {
+            List<Object> meta = redis.ensureEpoch(topic, seen == null ? "" : seen.epoch(), seen == null ? 0 : seen.head());
+            epoch = RedisKeys.text(meta.get(0));
+            head = Long.parseLong(RedisKeys.text(meta.get(1)));
+            if (head == 0) {
+                oldest = 0;
+                break;
+            }
+            // the oldest kept with the epoch right after it, as a backfill's pages: else the
+            // oldest of a history that replaced this one meanwhile would be named in this epoch
+            Page first = readPage(topic, Range.unbounded(), 1);
+            if (epoch.equals(first.epoch())) {
+                oldest = first.messages().isEmpty() ? 0 : seqOf(first.messages().get(0).getId());
+                break;
+            }
+            if (attempt == 3) {
+                throw new IllegalStateException("topic " + topic + ": Redis replaced its history during "
+                        + attempt + " loads in a row");
+            }
+        }
+        TopicLog t = new TopicLog(topic, cache == null ? RING : HOT_TAIL, epoch, head, oldest);
         t.touch(now());
         logs.put(topic, t);
         forgotten.remove(topic); // after the put: seen() finds one of the two
@@ -598,7 +640,43 @@ public final class RedisHistory implements EventHistory {
         long seq = Long.parseLong(new String(message, a + 1, b - a - 1, StandardCharsets.UTF_8));
         long ts = Long.parseLong(new String(message, b + 1, c - b - 1, StandardCharsets.UTF_8));
         byte[] data = java.util.Arrays.copyOfRange(message, c + 1, message.length);
-        offer(topic, epoch, seq, ts, data);
+        try {
+            applier.execute(guarded("applying a live event", () -> {
+                if (logs.containsKey(topic)) {
+                    apply(topic, epoch, seq, ts, data);
+                } else {
+                    unfollowStray(topic);
+                }
+            }));
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            // shutting down: see offer
+        }
+    }
+
+    /**
+     * Applier thread: a message of a topic this node does not follow. An unsubscribe refused
+     * while the pub/sub connection was down (REJECT_COMMANDS) never reached Redis, so Lettuce,
+     * which forgets a channel only when Redis confirms, subscribes to it again on reconnect: the
+     * node would hear every event of the topic for good. Its first message unsubscribes it (a
+     * topic loading now cannot be one: load runs on this thread, before its messages are taken).
+     */
+    private void unfollowStray(String topic) {
+        if (!unfollowing.add(topic)) {
+            return; // one unsubscribe at a time, not one per message in flight
+        }
+        CompletableFuture<Void> done;
+        try {
+            done = redis.unfollow(topic);
+        } catch (RuntimeException e) {
+            done = CompletableFuture.failedFuture(e);
+        }
+        done.whenComplete((v, e) -> {
+            try {
+                applier.execute(() -> unfollowing.remove(topic)); // refused: the next message tries again
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                // shutting down
+            }
+        });
     }
 
     /** Applier thread. */
@@ -633,8 +711,24 @@ public final class RedisHistory implements EventHistory {
 
     /** Applier thread: brings {@code t} up to Redis' head, in pages, changing its epoch if Redis did. */
     private void backfill(TopicLog t) {
+        for (int attempt = 1; !backfillOnce(t); attempt++) {
+            if (attempt == 3) { // Redis replaced the topic's history three times meanwhile: let the next round try
+                throw new IllegalStateException("topic " + t.topic() + ": Redis replaced its history during "
+                        + attempt + " backfills in a row");
+            }
+        }
+    }
+
+    /**
+     * One backfill; false when Redis' history of the topic was replaced after the epoch was read
+     * (another node lost it and started a new epoch): then the page read is not applied, and the
+     * caller starts again from the epoch. Each page is read with the epoch Redis holds right after
+     * it (pipelined, in order on one connection; the scripts replace epoch and stream in one
+     * step): the same epoch then means the page is of it.
+     */
+    private boolean backfillOnce(TopicLog t) {
         if (t.retired()) {
-            return; // no longer followed (a late fetch): the next load reads the head afresh
+            return true; // no longer followed (a late fetch): the next load reads the head afresh
         }
         String topic = t.topic();
         List<Object> meta = redis.ensureEpoch(topic, t.epoch(), t.head());
@@ -649,18 +743,53 @@ public final class RedisHistory implements EventHistory {
             }
         }
         while (t.head() < redisHead) {
-            List<StreamMessage<byte[], byte[]>> page = redis.commands().sync().xrange(RedisKeys.stream(topic),
-                    Range.create((t.head() + 1) + "-0", redisHead + "-0"), Limit.from(PAGE));
-            if (page.isEmpty()) {
+            Page page = readPage(topic, Range.create((t.head() + 1) + "-0", redisHead + "-0"), PAGE);
+            if (!epoch.equals(page.epoch())) {
+                return false;
+            }
+            if (page.messages().isEmpty()) {
                 t.keptFrom(0); // retention took them: readers see expired, never a silent hole
                 t.add(redisHead, 0, null);
                 break;
             }
-            for (StreamMessage<byte[], byte[]> m : page) {
+            for (StreamMessage<byte[], byte[]> m : page.messages()) {
                 fanOut(t, seqOf(m.getId()), Long.parseLong(RedisKeys.text(field(m, 't'))), field(m, 'd'));
             }
         }
-        t.keptFrom(t.head() == 0 ? 0 : firstKept(topic));
+        if (t.head() == 0) {
+            t.keptFrom(0);
+            return true;
+        }
+        Page first = readPage(topic, Range.unbounded(), 1);
+        if (!epoch.equals(first.epoch())) {
+            return false; // the oldest of another history
+        }
+        t.keptFrom(first.messages().isEmpty() ? 0 : seqOf(first.messages().get(0).getId()));
+        return true;
+    }
+
+    /** Entries of a topic's stream and the epoch Redis holds right after reading them. */
+    private record Page(List<StreamMessage<byte[], byte[]>> messages, String epoch) {
+    }
+
+    private Page readPage(String topic, Range<String> range, int count) {
+        beforePageRead.accept(topic);
+        var async = redis.commands().async();
+        CompletableFuture<List<StreamMessage<byte[], byte[]>>> messages =
+                async.xrange(RedisKeys.stream(topic), range, Limit.from(count)).toCompletableFuture();
+        CompletableFuture<byte[]> epoch = async.hget(RedisKeys.meta(topic), new byte[] {'e'}).toCompletableFuture();
+        try {
+            long millis = timeout.toMillis() + 1000;
+            return new Page(messages.get(millis, TimeUnit.MILLISECONDS),
+                    RedisKeys.text(epoch.get(millis, TimeUnit.MILLISECONDS)));
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted reading topic " + topic, e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("reading topic " + topic + " from Redis timed out", e);
+        }
     }
 
     /** Any connection to Redis (re)connected: once for a burst of them, follow every topic again, then backfill. */
@@ -769,12 +898,6 @@ public final class RedisHistory implements EventHistory {
             }
             log.debug("cluster: reading the oldest kept events failed ({}); the next round retries", e.toString());
         }
-    }
-
-    private long firstKept(String topic) {
-        List<StreamMessage<byte[], byte[]>> first = redis.commands().sync().xrange(RedisKeys.stream(topic),
-                Range.unbounded(), Limit.from(1));
-        return first.isEmpty() ? 0 : seqOf(first.get(0).getId());
     }
 
     private static long seqOf(String streamId) {

@@ -1,5 +1,6 @@
 package io.pushd.server.cluster;
 
+import io.pushd.server.history.EventHistory;
 import io.pushd.server.history.EventHistory.EventVisitor;
 import io.pushd.server.history.TopicRange;
 
@@ -147,23 +148,32 @@ final class TopicLog {
         head = seq;
     }
 
+    /** What {@link #readCached} returns when the ring does not hold the start. */
+    static final int NOT_IN_RING = -1;
+
     /**
-     * Serves {@code afterSeq+1 ..} from the ring when it still holds {@code afterSeq+1}; returns
-     * how many it passed, or -1 when the ring does not hold the start (read from Redis instead).
+     * Serves {@code afterSeq+1 ..} of epoch {@code expectedEpoch} from the ring when it still holds
+     * {@code afterSeq+1}; returns how many it passed, {@link #NOT_IN_RING} when the ring does not
+     * hold the start (read the cache or Redis instead), or {@link EventHistory#EPOCH_CHANGED} when
+     * the topic's epoch is another: checked under the lock that {@link #reset} takes, so the events
+     * passed are always of the epoch the caller labels them with.
      */
-    int readCached(long afterSeq, int max, EventVisitor visitor) {
+    int readCached(String expectedEpoch, long afterSeq, int max, EventVisitor visitor) {
         long[] s;
         long[] t;
         byte[][] d;
         int n = 0;
         synchronized (this) {
+            if (!epoch.equals(expectedEpoch)) {
+                return EventHistory.EPOCH_CHANGED;
+            }
             long upTo = Math.min(head, afterSeq + max);
             if (afterSeq >= head) {
                 return 0;
             }
             int first = (int) ((afterSeq + 1) % seqs.length);
             if (seqs[first] != afterSeq + 1 || data[first] == null) {
-                return -1;
+                return NOT_IN_RING;
             }
             int count = (int) (upTo - afterSeq);
             s = new long[count];

@@ -36,6 +36,15 @@ public interface EventHistory extends Closeable {
     int NOT_AT_HAND = -1;
 
     /**
+     * What {@link #read} and {@link #readData} return when the topic's epoch is no longer the one
+     * the caller named: its history was replaced (a shared store lost it) after the caller looked
+     * at the epoch. Nothing was read; the caller asks {@link #epoch} again (a subscription says
+     * {@code reset unknown_epoch}). Checked in the same step as the read, so an event is never
+     * handed to a caller that labels it with another history's epoch.
+     */
+    int EPOCH_CHANGED = -2;
+
+    /**
      * Completes (on any thread) once {@link #epoch}, {@link #range} and {@link #read} of
      * {@code topic} answer without waiting for another machine: a shared history loads what it
      * knows of a topic on first use. Done at once for the local store and for topics at hand; a
@@ -83,13 +92,22 @@ public interface EventHistory extends Closeable {
     long findByIdempotencyKey(String topic, String key);
 
     /**
-     * Reads up to {@code max} kept events of {@code topic} with a sequence greater than
-     * {@code afterSeq}, in order and without a hole, and returns how many it passed to the visitor
-     * (possibly fewer than are kept: the caller reads again after the last one), or
-     * {@link #NOT_AT_HAND} when they must be {@link #fetch fetched} first. Never waits for the
-     * network, so it may run on an event loop.
+     * Reads up to {@code max} kept events of {@code topic}'s epoch {@code epoch} with a sequence
+     * greater than {@code afterSeq}, in order and without a hole, and returns how many it passed to
+     * the visitor (possibly fewer than are kept: the caller reads again after the last one),
+     * {@link #NOT_AT_HAND} when they must be {@link #fetch fetched} first, or
+     * {@link #EPOCH_CHANGED} when the topic's epoch is no longer {@code epoch}. Never waits for
+     * the network, so it may run on an event loop.
      */
-    int read(String topic, long afterSeq, int max, EventVisitor visitor);
+    int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor);
+
+    /**
+     * {@link #read} of whatever epoch the topic has now, for a caller that labels no event with it
+     * (tests, counts): anything that writes an ID names the epoch it writes.
+     */
+    default int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+        return read(topic, epoch(topic), afterSeq, max, visitor);
+    }
 
     /**
      * Brings up to {@code max} kept events of {@code topic} after {@code afterSeq}, in order,
@@ -104,7 +122,10 @@ public interface EventHistory extends Closeable {
         try {
             String epoch = epoch(topic);
             Fetched.Builder b = new Fetched.Builder(Math.min(max, 256));
-            int n = read(topic, afterSeq, max, b);
+            int n = read(topic, epoch, afterSeq, max, b);
+            if (n == EPOCH_CHANGED) {
+                return CompletableFuture.completedFuture(b.build(epoch(topic), 0)); // the caller sees the new epoch
+            }
             return CompletableFuture.completedFuture(n == NOT_AT_HAND ? b.build(epoch, 0) : b.build(epoch, max));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
@@ -169,8 +190,8 @@ public interface EventHistory extends Closeable {
      * copied straight into an outbound buffer: replay then costs no {@code byte[]} per event. A
      * history kept elsewhere need not override it. Returns what {@link #read} does.
      */
-    default int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
-        return read(topic, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
+    default int readData(String topic, String epoch, long afterSeq, int max, EventDataVisitor visitor) {
+        return read(topic, epoch, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
     }
 
     /** False while appends are refused (the local store: for want of disk space); reads still work. */

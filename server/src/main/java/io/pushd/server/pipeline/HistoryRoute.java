@@ -148,6 +148,9 @@ final class HistoryRoute {
         EventHistory history = server.history();
         String epoch = history.epoch(topic);
         TopicRange range = history.range(topic);
+        if (!history.epoch(topic).equals(epoch)) { // replaced between the two: the range may be the new one's
+            return page(ctx, topic, after, limit);
+        }
         long from;
         if (after == null) {
             from = range.hasKeptEvents() ? range.oldest() - 1 : range.head(); // the oldest kept, or nothing
@@ -294,7 +297,11 @@ final class HistoryRoute {
             try {
                 while (!page.full()) {
                     int step = Math.min(READ_STEP, limit - page.count);
-                    int read = history.read(topic, page.last, step, page);
+                    int read = history.read(topic, epoch, page.last, step, page);
+                    if (read == EventHistory.EPOCH_CHANGED) {
+                        restart();
+                        return;
+                    }
                     if (read == EventHistory.NOT_AT_HAND) {
                         waited = true;
                         history.fetch(topic, page.last, limit - page.count).whenComplete((fetched, failure) ->
@@ -316,13 +323,8 @@ final class HistoryRoute {
                 fail(failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure);
                 return;
             }
-            if (!fetched.epoch().equals(epoch)) { // the topic's history was replaced meanwhile: start again
-                body.release();
-                try {
-                    page(ctx, topic, after, limit).whenComplete((res, e) -> answer.complete(e == null ? res : unavailable()));
-                } catch (RuntimeException e) {
-                    answer.complete(unavailable());
-                }
+            if (!fetched.epoch().equals(epoch)) {
+                restart();
                 return;
             }
             try {
@@ -335,6 +337,16 @@ final class HistoryRoute {
                 page.gap = page.last < history.range(topic).head(); // nothing more kept: say so rather than loop
             }
             run();
+        }
+
+        /** The topic's history was replaced meanwhile: none of this page goes out; start again in the new epoch. */
+        private void restart() {
+            body.release();
+            try {
+                page(ctx, topic, after, limit).whenComplete((res, e) -> answer.complete(e == null ? res : unavailable()));
+            } catch (RuntimeException e) {
+                answer.complete(unavailable());
+            }
         }
 
         private FullHttpResponse finish() throws IOException {

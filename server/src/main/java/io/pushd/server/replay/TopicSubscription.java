@@ -28,6 +28,11 @@ import java.util.function.Consumer;
  * whose older events are in Redis) is {@link EventHistory#fetch fetched} without blocking the
  * event loop; until the page is back and written, this subscription stays catching up, so live
  * events are still only read, never written ahead of the replay.
+ *
+ * <p>Every ID it writes names the epoch it follows, and only events of that
+ * epoch get one: its reads name the epoch ({@link EventHistory#EPOCH_CHANGED} when the history
+ * was replaced meanwhile), a fetched page says its epoch, and a live event of another epoch (one
+ * queued before the replacement) is dropped. A replaced history is a {@code reset unknown_epoch}.
  */
 public final class TopicSubscription implements TopicHub.Subscriber {
 
@@ -121,8 +126,11 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void begin(EventId after) {
-        TopicRange range = history.range(topic);
+        // the epoch before the range: a range read after it is of that epoch or of a later one,
+        // which the first step or live event then finds (epochChanged); the other way round, a
+        // new epoch with an old head would skip the new history's first events without a word
         String epoch = history.epoch(topic);
+        TopicRange range = history.range(topic);
         if (after != null && !caughtUp && (!after.epoch().equals(epoch) || after.seq() > range.head())) {
             // ahead of what this node holds, or of an epoch it does not know: on a shared history
             // another node may have delivered it already; ask once before calling it the future
@@ -134,8 +142,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                 beginWhen(done, after);
                 return;
             }
-            range = history.range(topic);
             epoch = history.epoch(topic);
+            range = history.range(topic);
         }
         this.epoch = epoch;
         // id: where this subscription starts. The requested ID even when a reset follows, so a
@@ -176,20 +184,27 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     @Override
-    public void onLive(long seq, ByteBuf encodedEvent) {
+    public void onLive(String eventEpoch, long seq, ByteBuf encodedEvent) {
         try {
-            handleLive(seq, encodedEvent);
+            handleLive(eventEpoch, seq, encodedEvent);
         } catch (RuntimeException e) {
             fail(e);
         }
     }
 
-    private void handleLive(long seq, ByteBuf encodedEvent) {
+    private void handleLive(String eventEpoch, long seq, ByteBuf encodedEvent) {
         if (mode == Mode.STARTING) {
             encodedEvent.release(); // begin() reads the head after this: the event is replayed if it is after it
             return;
         }
         if (epochChanged()) {
+            encodedEvent.release();
+            return;
+        }
+        if (!eventEpoch.equals(epoch)) {
+            // fanned out before the history was replaced, delivered after a step moved this
+            // subscription to the new epoch (the hub's queue runs behind the replay): its sequence
+            // means nothing here, and written it would name the old history after the reset
             encodedEvent.release();
             return;
         }
@@ -263,26 +278,34 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void catchUp() {
-        if (epochChanged()) {
+        TopicRange range = history.range(topic);
+        if (epochChanged()) { // after the range: the same epoch now means the range was of it
             return;
         }
-        TopicRange range = history.range(topic);
         if (isLost(lastSeq, range)) {
             sendReset(ResetReason.EXPIRED, range.head()); // retention overtook a slow reader
         }
         int n = 0;
         EventFormat format = sink.format();
-        replayEpoch = history.epoch(topic);
+        replayEpoch = epoch; // the history hands only events of it (else EPOCH_CHANGED)
         while (sink.isWritable()) {
             int read;
             if (format.appendable()) {
                 try {
-                    read = history.readData(topic, lastSeq, REPLAY_STEP, this::appendReplayed);
+                    read = history.readData(topic, epoch, lastSeq, REPLAY_STEP, this::appendReplayed);
                 } finally {
                     sendReplayed();
                 }
             } else {
-                read = history.read(topic, lastSeq, REPLAY_STEP, this::writeReplayed);
+                read = history.read(topic, epoch, lastSeq, REPLAY_STEP, this::writeReplayed);
+            }
+            if (read == EventHistory.EPOCH_CHANGED) {
+                // replaced since the check above: nothing was read; reset to the new epoch
+                sink.flush();
+                if (!epochChanged()) {
+                    scheduleStep();
+                }
+                return;
             }
             if (read == EventHistory.NOT_AT_HAND) {
                 sink.flush();
@@ -438,7 +461,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private void sendReset(ResetReason reason, long head) {
         sendReplayed(); // the events before the reset go first
         metrics.reset(reason);
-        sink.send(new ServerMessage.Reset(topic, new EventId(history.epoch(topic), head), reason));
+        // this subscription's epoch, not the history's of this instant: the reset's ID and the
+        // events that follow it must name the same history
+        sink.send(new ServerMessage.Reset(topic, new EventId(epoch, head), reason));
         lastSeq = head;
     }
 

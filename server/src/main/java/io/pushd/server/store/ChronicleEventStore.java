@@ -194,8 +194,11 @@ public final class ChronicleEventStore implements EventHistory {
     }
 
     @Override
-    public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
+    public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
         TopicIndex index = topics.get(topic);
+        if (!dir.epoch().equals(epoch)) {
+            return EPOCH_CHANGED; // an ID of another data directory: this store never changes its own while running
+        }
         if (index == null || closed) {
             return 0;
         }
@@ -203,8 +206,11 @@ public final class ChronicleEventStore implements EventHistory {
     }
 
     @Override
-    public int readData(String topic, long afterSeq, int max, EventDataVisitor visitor) {
+    public int readData(String topic, String epoch, long afterSeq, int max, EventDataVisitor visitor) {
         TopicIndex index = topics.get(topic);
+        if (!dir.epoch().equals(epoch)) {
+            return EPOCH_CHANGED;
+        }
         if (index == null || closed) {
             return 0;
         }

@@ -46,10 +46,13 @@ public final class TopicHub {
         }
 
         /**
-         * On {@link #executor()}: handle event {@code seq} encoded in {@link #format()}; owns and
-         * must release it. Writes need not be flushed: {@link #endOfBatch} follows.
+         * On {@link #executor()}: handle event {@code epoch}-{@code seq} encoded in
+         * {@link #format()}; owns and must release it. Writes need not be flushed:
+         * {@link #endOfBatch} follows. {@code epoch} is the one the event's ID was encoded with: an
+         * event queued before its topic's history was replaced may arrive after the subscriber
+         * moved to the new epoch.
          */
-        void onLive(long seq, ByteBuf encodedEvent);
+        void onLive(String epoch, long seq, ByteBuf encodedEvent);
 
         /** After one or more {@link #onLive} calls of one task: flush what they wrote (once). */
         default void endOfBatch() {
@@ -189,7 +192,7 @@ public final class TopicHub {
                     encoded = g.format;
                 }
                 loopsLeft.incrementAndGet();
-                g.offer(new Pending(topic, seq, shared.retainedDuplicate(), loopsLeft, appendedNanos));
+                g.offer(new Pending(topic, id.epoch(), seq, shared.retainedDuplicate(), loopsLeft, appendedNanos));
             }
         } finally {
             if (shared != null) {
@@ -207,7 +210,8 @@ public final class TopicHub {
     }
 
     /** One event waiting for one event loop; {@code forLoop} is that loop's reference. */
-    private record Pending(String topic, long seq, ByteBuf forLoop, AtomicInteger loopsLeft, long appendedNanos) {
+    private record Pending(String topic, String epoch, long seq, ByteBuf forLoop, AtomicInteger loopsLeft,
+                           long appendedNanos) {
     }
 
     /**
@@ -348,7 +352,7 @@ public final class TopicHub {
             for (Subscriber s : members) {
                 try {
                     for (int i = 0; i < n; i++) {
-                        s.onLive(batch[i].seq(), batch[i].forLoop().retainedDuplicate());
+                        s.onLive(batch[i].epoch(), batch[i].seq(), batch[i].forLoop().retainedDuplicate());
                     }
                     s.endOfBatch();
                 } catch (RuntimeException ex) {

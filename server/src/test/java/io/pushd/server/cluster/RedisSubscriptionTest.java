@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -53,6 +54,36 @@ class RedisSubscriptionTest {
             assertThat(redis.cli("PUBSUB", "NUMSUB", "push:{followed}:ev")).contains("1");
             assertThat(redis.cli("PUBSUB", "NUMPAT").trim()).isEqualTo("0");
             Http.publish(a.port(), "followed", "{\"n\":1}");
+            assertThat(client.awaitEvents(1, Duration.ofSeconds(5)).get(0).path("data").path("n").asInt()).isEqualTo(1);
+        }
+    }
+
+    private long subscribers(String channel) throws Exception {
+        String[] lines = redis.cli("PUBSUB", "NUMSUB", channel).trim().split("\n");
+        return Long.parseLong(lines[lines.length - 1].trim());
+    }
+
+    @Test
+    void aNodeSubscribedToATopicItDoesNotFollowUnsubscribesOnItsFirstMessage() throws Exception {
+        // what an unsubscribe refused during a reconnect leaves: Lettuce forgets a channel only
+        // when Redis confirms, and subscribes to the ones it remembers again on reconnect
+        RedisHistory history = (RedisHistory) b.history();
+        history.link().followAsync("stray").get(5, TimeUnit.SECONDS);
+        assertThat(subscribers("push:{stray}:ev")).isEqualTo(1);
+        assertThat(history.known("stray")).as("not followed").isNull();
+
+        redis.cli("PUBLISH", "push:{stray}:ev", "e1 1 1800000000000 {}");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (subscribers("push:{stray}:ev") != 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(subscribers("push:{stray}:ev")).as("unsubscribed after its first message").isZero();
+        assertThat(history.known("stray")).isNull();
+
+        try (WsClient client = WsClient.connect(b.port(), "topic=stray")) { // and followed again on use
+            assertThat(client.next().path("type").asText()).isEqualTo("subscribed");
+            assertThat(subscribers("push:{stray}:ev")).isEqualTo(1);
+            Http.publish(a.port(), "stray", "{\"n\":1}");
             assertThat(client.awaitEvents(1, Duration.ofSeconds(5)).get(0).path("data").path("n").asInt()).isEqualTo(1);
         }
     }

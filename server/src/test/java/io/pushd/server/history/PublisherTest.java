@@ -247,8 +247,8 @@ class PublisherTest {
         }
 
         @Override
-        public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
-            return real.read(topic, afterSeq, max, visitor);
+        public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
+            return real.read(topic, epoch, afterSeq, max, visitor);
         }
 
         @Override

@@ -32,6 +32,8 @@ class TopicSubscriptionTest {
 
     @TempDir
     Path dataDir;
+    @TempDir
+    Path otherDataDir;
     ChronicleEventStore store;
     TopicHub hub;
     EmbeddedChannel channel;
@@ -79,6 +81,149 @@ class TopicSubscriptionTest {
         return out;
     }
 
+    /** Every text frame written so far, as {@code type:epoch-seq} (the full id, or just the type). */
+    private List<String> writtenIds() throws Exception {
+        channel.runPendingTasks();
+        List<String> out = new ArrayList<>();
+        Object msg;
+        while ((msg = channel.readOutbound()) != null) {
+            TextWebSocketFrame f = (TextWebSocketFrame) msg;
+            var json = ProtocolCodec.mapper().readTree(f.text());
+            f.release();
+            String type = json.path("type").asText();
+            out.add(json.has("id") ? type + ":" + json.path("id").asText() : type);
+        }
+        return out;
+    }
+
+    /**
+     * The local store's events as one epoch, until {@link #replace} makes them another store's (a
+     * shared history that lost the topic's history and started a new epoch). {@link #beforeRead}
+     * runs at the start of each read: the moment a replacement can fall between the subscription's
+     * look at the epoch and its read.
+     */
+    private final class ReplacedHistory implements EventHistory {
+        volatile EventHistory current = store;
+        final EventHistory next;
+        Runnable beforeRead = () -> { };
+
+        ReplacedHistory(EventHistory next) {
+            this.next = next;
+        }
+
+        void replace() {
+            current = next;
+        }
+
+        @Override
+        public String epoch(String topic) {
+            return current.epoch(topic);
+        }
+
+        @Override
+        public void append(String topic, long seq, long ts, String key, byte[] data) {
+            current.append(topic, seq, ts, key, data);
+        }
+
+        @Override
+        public void sync() {
+        }
+
+        @Override
+        public TopicRange range(String topic) {
+            return current.range(topic);
+        }
+
+        @Override
+        public long findByIdempotencyKey(String topic, String key) {
+            return -1;
+        }
+
+        @Override
+        public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
+            beforeRead.run();
+            return current.read(topic, epoch, afterSeq, max, visitor);
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void anEpochThatChangesBetweenTheEpochAndTheReadIsAResetNeverTheNewEventsUnderTheOldEpoch() throws Exception {
+        ChronicleEventStore replacement =
+                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        try {
+            for (int i = 1; i <= 7; i++) {
+                replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+            }
+            ReplacedHistory history = new ReplacedHistory(replacement);
+            history.beforeRead = () -> {
+                history.beforeRead = () -> { };
+                history.replace(); // after the step looked at the epoch, before it reads
+            };
+            TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub,
+                    metrics, e -> {
+                        throw e;
+                    });
+            String old = store.epoch();
+            String now = replacement.epoch();
+            channel.eventLoop().execute(() -> sub.start(new EventId(old, 2)));
+            List<String> ids = writtenIds();
+            assertThat(ids).doesNotContain("event:" + old + "-3");
+            assertThat(ids).containsExactly("subscribed:" + old + "-2", "reset:" + now + "-0", "event:" + now + "-1",
+                    "event:" + now + "-2", "event:" + now + "-3", "event:" + now + "-4", "event:" + now + "-5",
+                    "event:" + now + "-6", "event:" + now + "-7");
+        } finally {
+            replacement.close();
+        }
+    }
+
+    @Test
+    void aLiveEventOfTheOldEpochQueuedBehindTheReplayIsDroppedAfterTheResetToTheNewEpoch() throws Exception {
+        ChronicleEventStore replacement =
+                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        try {
+            for (int i = 1; i <= 5; i++) {
+                replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+            }
+            ReplacedHistory history = new ReplacedHistory(replacement);
+            history.beforeRead = () -> {
+                history.beforeRead = () -> { };
+                history.replace();
+            };
+            TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub,
+                    metrics, e -> {
+                        throw e;
+                    });
+            String old = store.epoch();
+            String now = replacement.epoch();
+            channel.eventLoop().execute(() -> sub.start(new EventId(old, 2)));
+            assertThat(writtenIds()).containsExactly("subscribed:" + old + "-2", "reset:" + now + "-0",
+                    "event:" + now + "-1", "event:" + now + "-2", "event:" + now + "-3", "event:" + now + "-4",
+                    "event:" + now + "-5");
+
+            // old-6 was fanned out before the history was replaced, and its delivery queued behind
+            // the replay (a coalescing window, a busy loop): it arrives after the reset
+            append(6);
+            ByteBuf staleSix = liveFrame(6);
+            sub.onLive(old, 6, staleSix);
+            sub.endOfBatch();
+            assertThat(writtenIds()).as("nothing of the old epoch after the reset").isEmpty();
+            assertThat(staleSix.refCnt()).isZero();
+
+            replacement.append("t", 6, clock.currentTimeMillis(), null, "{\"new\":6}".getBytes(StandardCharsets.UTF_8));
+            ByteBuf six = Unpooled.wrappedBuffer(ProtocolCodec.encodeEvent("t", new EventId(now, 6),
+                    clock.currentTimeMillis(), "{\"new\":6}".getBytes(StandardCharsets.UTF_8)));
+            sub.onLive(now, 6, six);
+            sub.endOfBatch();
+            assertThat(writtenIds()).containsExactly("event:" + now + "-6");
+        } finally {
+            replacement.close();
+        }
+    }
+
     @Test
     void replaysTheKeptEventsAfterTheIdThenTakesLiveFramesInSequence() throws Exception {
         TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
@@ -89,7 +234,7 @@ class TopicSubscriptionTest {
 
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(6, six);
+        sub.onLive(store.epoch(), 6, six);
         sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(written()).containsExactly("event:6");
         assertThat(six.refCnt()).as("the shared frame went out as is and was released by the write").isZero();
@@ -104,7 +249,7 @@ class TopicSubscriptionTest {
         assertThat(written()).hasSize(6);
 
         ByteBuf dup = liveFrame(5);
-        sub.onLive(5, dup);
+        sub.onLive(store.epoch(), 5, dup);
         sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(dup.refCnt()).isZero();
         assertThat(written()).isEmpty();
@@ -121,13 +266,13 @@ class TopicSubscriptionTest {
         append(6);
         append(7);
         ByteBuf seven = liveFrame(7); // the offer of 6 has not arrived (yet)
-        sub.onLive(7, seven);
+        sub.onLive(store.epoch(), 7, seven);
         sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(seven.refCnt()).isZero();
         assertThat(written()).containsExactly("event:6", "event:7");
 
         ByteBuf lateSix = liveFrame(6);
-        sub.onLive(6, lateSix);
+        sub.onLive(store.epoch(), 6, lateSix);
         sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(lateSix.refCnt()).isZero();
         assertThat(written()).isEmpty();
@@ -144,7 +289,7 @@ class TopicSubscriptionTest {
         assertThat(hub.subscriberCount("t")).isZero();
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(6, six);
+        sub.onLive(store.epoch(), 6, six);
         sub.endOfBatch(); // the hub flushes once per batch of live events
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();
@@ -189,8 +334,8 @@ class TopicSubscriptionTest {
         }
 
         @Override
-        public int read(String topic, long afterSeq, int max, EventVisitor visitor) {
-            return afterSeq < 3 ? NOT_AT_HAND : store.read(topic, afterSeq, max, visitor);
+        public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
+            return afterSeq < 3 ? NOT_AT_HAND : store.read(topic, epoch, afterSeq, max, visitor);
         }
 
         @Override
@@ -228,7 +373,7 @@ class TopicSubscriptionTest {
 
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(6, six); // while the page is out: read later, never written ahead of 2..5
+        sub.onLive(store.epoch(), 6, six); // while the page is out: read later, never written ahead of 2..5
         sub.endOfBatch();
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();
@@ -239,7 +384,7 @@ class TopicSubscriptionTest {
 
         append(7);
         ByteBuf seven = liveFrame(7);
-        sub.onLive(7, seven);
+        sub.onLive(store.epoch(), 7, seven);
         sub.endOfBatch();
         assertThat(written()).as("live again after the catch-up").containsExactly("event:7");
     }
@@ -270,7 +415,7 @@ class TopicSubscriptionTest {
         assertThat(written()).as("no subscribed before the history knows the head").isEmpty();
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(6, six);
+        sub.onLive(store.epoch(), 6, six);
         sub.endOfBatch();
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();

@@ -20,7 +20,7 @@ public final class InlineSubscriber implements TopicHub.Subscriber {
     }
 
     @Override
-    public void onLive(long seq, ByteBuf eventFrame) {
+    public void onLive(String epoch, long seq, ByteBuf eventFrame) {
         handler.accept(seq, eventFrame);
     }
 }

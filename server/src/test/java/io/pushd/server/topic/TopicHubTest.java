@@ -49,6 +49,7 @@ class TopicHubTest {
     /** Keeps every frame it is offered, unreleased, until the test releases it. */
     static final class Keeper implements TopicHub.Subscriber {
         final List<Long> seqs = new ArrayList<>();
+        final List<String> epochs = new ArrayList<>();
         final List<ByteBuf> frames = new ArrayList<>();
         final EventFormat format;
 
@@ -71,8 +72,9 @@ class TopicHubTest {
         }
 
         @Override
-        public void onLive(long seq, ByteBuf eventFrame) {
+        public void onLive(String epoch, long seq, ByteBuf eventFrame) {
             seqs.add(seq);
+            epochs.add(epoch);
             frames.add(eventFrame);
         }
 
@@ -109,6 +111,22 @@ class TopicHubTest {
 
     private static JsonNode parse(ByteBuf frame) throws Exception {
         return ProtocolCodec.mapper().readTree(frame.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void eachEventReachesTheSubscriberWithTheEpochItsIdWasEncodedWith() throws Exception {
+        String[] epoch = {"ep1"};
+        TopicHub replaced = new TopicHub(topic -> epoch[0], alloc, new ServerMetrics());
+        Keeper k = new Keeper();
+        keepers.add(k);
+        replaced.subscribe("t", k);
+        replaced.fanOut("t", 6, 1, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+        epoch[0] = "ep2"; // the topic's history replaced between two fan-outs
+        replaced.fanOut("t", 1, 2, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+
+        assertThat(k.epochs).containsExactly("ep1", "ep2");
+        assertThat(parse(k.frames.get(0)).path("id").asText()).isEqualTo("ep1-6");
+        assertThat(parse(k.frames.get(1)).path("id").asText()).isEqualTo("ep2-1");
     }
 
     @Test
@@ -491,7 +509,7 @@ class TopicHubTest {
         }
 
         @Override
-        public void onLive(long seq, ByteBuf eventFrame) {
+        public void onLive(String epoch, long seq, ByteBuf eventFrame) {
             seqs.add(seq);
             eventFrame.release();
         }
