@@ -31,8 +31,15 @@ import java.util.function.Consumer;
  */
 public final class TopicSubscription implements TopicHub.Subscriber {
 
-    /** Events read from the store per step before the event loop is given back. */
-    static final int REPLAY_STEP = 64;
+    /**
+     * Events per read from the store: with an appendable format they go out as one buffer, one
+     * write (the store reads at most 256 at a time). Also the page asked of a fetch.
+     */
+    static final int REPLAY_READ = 256;
+    /** Events replayed per step (a task, one flush) before the event loop is given back. */
+    static final int REPLAY_STEP = 2 * REPLAY_READ;
+    /** First capacity of a read's buffer: enough for a read of ~100-byte events; it grows for larger ones. */
+    private static final int REPLAY_BUFFER = 64 * 1024;
 
     /** STARTING: the history is loading the topic (a shared one, on first use); live events are only read later. */
     private enum Mode { STARTING, LIVE, CATCHING_UP, CLOSED }
@@ -44,6 +51,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private final TopicHub hub;
     private final ServerMetrics metrics;
     private final Consumer<RuntimeException> onFailure;
+    /** The visitors of replay reads, made once rather than a bound method reference per read. */
+    private final EventHistory.EventDataVisitor appendVisitor = this::appendReplayed;
+    private final EventHistory.EventVisitor writeVisitor = this::writeReplayed;
     private Mode mode = Mode.LIVE;
     private long lastSeq;
     /** The epoch {@link #lastSeq} belongs to; a shared history can replace a topic's (see {@link #epochChanged}). */
@@ -277,12 +287,12 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             int read;
             if (format.appendable()) {
                 try {
-                    read = history.readData(topic, lastSeq, REPLAY_STEP, this::appendReplayed);
+                    read = history.readData(topic, lastSeq, REPLAY_READ, appendVisitor);
                 } finally {
                     sendReplayed();
                 }
             } else {
-                read = history.read(topic, lastSeq, REPLAY_STEP, this::writeReplayed);
+                read = history.read(topic, lastSeq, REPLAY_READ, writeVisitor);
             }
             if (read == EventHistory.NOT_AT_HAND) {
                 sink.flush();
@@ -290,7 +300,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                 return;
             }
             n += read;
-            if (read < REPLAY_STEP || n >= REPLAY_STEP * 4) {
+            if (read < REPLAY_READ || n >= REPLAY_STEP) {
                 break;
             }
         }
@@ -310,7 +320,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     /** Asks the history for the events after {@link #lastSeq}; they are written on this event loop. */
     private void fetch() {
         fetching = true;
-        history.fetch(topic, lastSeq, REPLAY_STEP * 4).whenComplete((page, failure) -> {
+        history.fetch(topic, lastSeq, REPLAY_READ).whenComplete((page, failure) -> {
             try {
                 sink.eventLoop().execute(() -> fetched(page, failure));
             } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
@@ -344,7 +354,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                     sendReplayed();
                 }
             } else {
-                page.forEach(this::writeReplayed);
+                page.forEach(writeVisitor);
             }
             sink.flush();
             if (page.size() == 0 && lastSeq < history.range(topic).head() && !isLost(lastSeq, history.range(topic))) {
@@ -380,7 +390,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             return;
         }
         if (replayed == null) {
-            replayed = sink.alloc().directBuffer(REPLAY_STEP * (data.length() + topic.length() + 96));
+            int expected = REPLAY_READ * (data.length() + topic.length() + 96);
+            replayed = sink.alloc().directBuffer(Math.min(REPLAY_BUFFER, expected));
         }
         int before = replayed.writerIndex();
         try {
