@@ -70,6 +70,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private int replayedFrames;
     private long replayedBytes;
     private String replayEpoch;
+    /** Encodes the replay's frames while one runs (of {@link #replayEpoch}); dropped when the subscription goes live. */
+    private EventFormat.ReplayAppender replayAppender;
+    private String appenderEpoch;
 
     /** begin() asked the history to catch up to the requested ID once already. */
     private boolean caughtUp;
@@ -311,6 +314,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private void continueOrGoLive() {
         if (lastSeq >= history.range(topic).head()) {
             mode = Mode.LIVE; // the events after this arrive as live offers, queued behind this task
+            replayAppender = null; // an idle subscription keeps no replay state
+            appenderEpoch = null;
         } else if (sink.isWritable()) {
             scheduleStep();
         }
@@ -393,9 +398,13 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             int expected = REPLAY_READ * (data.length() + topic.length() + 96);
             replayed = sink.alloc().directBuffer(Math.min(REPLAY_BUFFER, expected));
         }
+        if (replayAppender == null || !replayEpoch.equals(appenderEpoch)) {
+            replayAppender = sink.format().appender(topic, replayEpoch);
+            appenderEpoch = replayEpoch;
+        }
         int before = replayed.writerIndex();
         try {
-            sink.format().append(replayed, topic, replayEpoch, seq, ts, data);
+            replayAppender.append(replayed, seq, ts, data);
         } catch (RuntimeException e) {
             replayed.writerIndex(before); // never half a frame on the wire: the frames before it still go
             throw e;
