@@ -231,6 +231,11 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         }
     }
 
+    /** True once the replay reached the head and live events are written as they come. */
+    boolean isLive() {
+        return mode == Mode.LIVE;
+    }
+
     /** The sink became writable again: continue a paused replay. */
     public void onWritable() {
         if (mode == Mode.CATCHING_UP) {
