@@ -25,6 +25,7 @@ import io.pushd.server.pipeline.AcceptErrorHandler;
 import io.pushd.server.pipeline.HandlerNames;
 import io.pushd.server.pipeline.PushServerInitializer;
 import io.pushd.server.pipeline.ServerContext;
+import io.pushd.server.replay.ReplayWarmup;
 import io.pushd.server.session.Session;
 import io.pushd.server.session.SessionContext;
 import io.pushd.server.session.Sessions;
@@ -147,6 +148,9 @@ public final class PushServer implements AutoCloseable {
                         access));
         this.tcpConnections = tcpCaps(config, clientAddress, metrics);
         try {
+            if (sc.replayWarmup()) {
+                warmUpReplay(Path.of(sc.dataDir()), channelType); // before the port opens: clients replay compiled code
+            }
             this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
                     config.server().port());
             this.adminChannel = config.server().adminPort() == null ? null
@@ -160,6 +164,18 @@ public final class PushServer implements AutoCloseable {
         lifecycle.advanceTo(ServerState.READY);
         logReady(chosen.name(), (System.nanoTime() - t0) / 1_000_000);
         AccessControl.warnIfOpen(config.auth().mode(), config.server().host(), config.security().publishAllowedFrom());
+    }
+
+    /** The warm-up is an optimisation: one that fails is logged and the start goes on. */
+    private void warmUpReplay(Path dataDir, Class<? extends ServerSocketChannel> channelType)
+            throws InterruptedException {
+        try {
+            ReplayWarmup.Result r = ReplayWarmup.run(dataDir, workerGroup, channelType);
+            log.info("replay warm-up: {} events replayed in {} ms (store.replayWarmup)", r.replayedEvents(),
+                    r.millis());
+        } catch (RuntimeException e) {
+            log.warn("replay warm-up failed ({}); the first replays compile the replay path", e.toString());
+        }
     }
 
     /** The TLS context when {@code tls.*} is set, else null; closes {@code access} when it cannot start. */

@@ -158,7 +158,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
     /** The event history on disk. */
     public record Store(String dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
-                        boolean fsync, Duration retentionCheckInterval, long minFreeBytes) {
+                        boolean fsync, Duration retentionCheckInterval, long minFreeBytes, boolean replayWarmup) {
         public static final String DEFAULT_DATA_DIR = "./data";
         public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(24);
         public static final long DEFAULT_RETENTION_COUNT = 100_000;
@@ -166,6 +166,11 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         public static final Duration DEFAULT_RETENTION_CHECK_INTERVAL = Duration.ofMinutes(1);
         /** Publishes are refused (507) rather than leave less than this free on the data directory's disk. */
         public static final long DEFAULT_MIN_FREE_BYTES = 64L << 20;
+        /**
+         * On: the start replays a scratch log through the real replay path before the server is
+         * ready, so the clients replaying after a restart do not pay for the JIT (README, Performance).
+         */
+        public static final boolean DEFAULT_REPLAY_WARMUP = true;
 
         public Store {
             require(dataDir != null && !dataDir.isBlank(), "store.dataDir", dataDir, "a directory path");
@@ -181,7 +186,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
         public static Store defaults() {
             return new Store(DEFAULT_DATA_DIR, DEFAULT_RETENTION_AGE, DEFAULT_RETENTION_COUNT,
-                    DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL, DEFAULT_MIN_FREE_BYTES);
+                    DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL, DEFAULT_MIN_FREE_BYTES,
+                    DEFAULT_REPLAY_WARMUP);
         }
 
         public StoreBuilder toBuilder() {
@@ -194,6 +200,10 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
         public Store withRetention(Duration age, long count) {
             return toBuilder().retentionAge(age).retentionCount(count).build();
+        }
+
+        public Store withReplayWarmup(boolean on) {
+            return toBuilder().replayWarmup(on).build();
         }
 
         public Store withFsync(boolean f) {

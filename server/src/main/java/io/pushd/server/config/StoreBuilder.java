@@ -12,6 +12,7 @@ public final class StoreBuilder {
     private boolean fsync;
     private Duration retentionCheckInterval;
     private long minFreeBytes;
+    private boolean replayWarmup;
 
     StoreBuilder(ServerConfig.Store from) {
         dataDir = from.dataDir();
@@ -21,6 +22,7 @@ public final class StoreBuilder {
         fsync = from.fsync();
         retentionCheckInterval = from.retentionCheckInterval();
         minFreeBytes = from.minFreeBytes();
+        replayWarmup = from.replayWarmup();
     }
 
     public StoreBuilder dataDir(String value) {
@@ -58,8 +60,14 @@ public final class StoreBuilder {
         return this;
     }
 
+    public StoreBuilder replayWarmup(boolean value) {
+        replayWarmup = value;
+        return this;
+    }
+
     /** @throws ConfigException like the record's constructor, naming the first key out of range */
     public ServerConfig.Store build() {
-        return new ServerConfig.Store(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval, minFreeBytes);
+        return new ServerConfig.Store(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval, minFreeBytes,
+                replayWarmup);
     }
 }

@@ -99,11 +99,19 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         initHttp(ch.pipeline());
     }
 
+    /**
+     * The handlers every connection keeps below its protocol's codec, whatever it becomes; the
+     * replay warm-up's connection has them too, so what it compiles is what the clients' writes run.
+     */
+    public static void addConnectionHandlers(ChannelPipeline p) {
+        p.addLast(HandlerNames.BACKPRESSURE, new BackpressureHandler());
+        p.addLast(HandlerNames.FLUSH_CONSOLIDATION, new FlushConsolidationHandler(EXPLICIT_FLUSH_AFTER_FLUSHES, false));
+    }
+
     /** The HTTP pipeline every connection starts with, after the accept-time filter. */
     void initHttp(ChannelPipeline p) {
         Limits limits = server.config().limits();
-        p.addLast(HandlerNames.BACKPRESSURE, new BackpressureHandler());
-        p.addLast(HandlerNames.FLUSH_CONSOLIDATION, new FlushConsolidationHandler(EXPLICIT_FLUSH_AFTER_FLUSHES, false));
+        addConnectionHandlers(p);
         p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
         p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));

@@ -36,8 +36,15 @@ import java.util.function.Consumer;
  */
 public final class TopicSubscription implements TopicHub.Subscriber {
 
-    /** Events read from the store per step before the event loop is given back. */
-    static final int REPLAY_STEP = 64;
+    /**
+     * Events per read from the store: with an appendable format they go out as one buffer, one
+     * write (the store reads at most 256 at a time). Also the page asked of a fetch.
+     */
+    static final int REPLAY_READ = 256;
+    /** Events replayed per step (a task, one flush) before the event loop is given back. */
+    static final int REPLAY_STEP = 2 * REPLAY_READ;
+    /** First capacity of a read's buffer: enough for a read of ~100-byte events; it grows for larger ones. */
+    private static final int REPLAY_BUFFER = 64 * 1024;
 
     /** STARTING: the history is loading the topic (a shared one, on first use); live events are only read later. */
     private enum Mode { STARTING, LIVE, CATCHING_UP, CLOSED }
@@ -49,6 +56,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private final TopicHub hub;
     private final ServerMetrics metrics;
     private final Consumer<RuntimeException> onFailure;
+    /** The visitors of replay reads, made once rather than a bound method reference per read. */
+    private final EventHistory.EventDataVisitor appendVisitor = this::appendReplayed;
+    private final EventHistory.EventVisitor writeVisitor = this::writeReplayed;
     private Mode mode = Mode.LIVE;
     private long lastSeq;
     /** The epoch {@link #lastSeq} belongs to; a shared history can replace a topic's (see {@link #epochChanged}). */
@@ -65,6 +75,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private int replayedFrames;
     private long replayedBytes;
     private String replayEpoch;
+    /** Encodes the replay's frames while one runs (of {@link #replayEpoch}); dropped when the subscription goes live. */
+    private EventFormat.ReplayAppender replayAppender;
+    private String appenderEpoch;
 
     /** begin() asked the history to catch up to the requested ID once already. */
     private boolean caughtUp;
@@ -233,6 +246,11 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         }
     }
 
+    /** True once the replay reached the head and live events are written as they come. */
+    boolean isLive() {
+        return mode == Mode.LIVE;
+    }
+
     /** The sink became writable again: continue a paused replay. */
     public void onWritable() {
         if (mode == Mode.CATCHING_UP) {
@@ -292,12 +310,12 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             int read;
             if (format.appendable()) {
                 try {
-                    read = history.readData(topic, epoch, lastSeq, REPLAY_STEP, this::appendReplayed);
+                    read = history.readData(topic, epoch, lastSeq, REPLAY_READ, appendVisitor);
                 } finally {
                     sendReplayed();
                 }
             } else {
-                read = history.read(topic, epoch, lastSeq, REPLAY_STEP, this::writeReplayed);
+                read = history.read(topic, epoch, lastSeq, REPLAY_READ, writeVisitor);
             }
             if (read == EventHistory.EPOCH_CHANGED) {
                 // replaced since the check above: nothing was read; reset to the new epoch
@@ -313,7 +331,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                 return;
             }
             n += read;
-            if (read < REPLAY_STEP || n >= REPLAY_STEP * 4) {
+            if (read < REPLAY_READ || n >= REPLAY_STEP) {
                 break;
             }
         }
@@ -324,6 +342,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private void continueOrGoLive() {
         if (lastSeq >= history.range(topic).head()) {
             mode = Mode.LIVE; // the events after this arrive as live offers, queued behind this task
+            replayAppender = null; // an idle subscription keeps no replay state
+            appenderEpoch = null;
         } else if (sink.isWritable()) {
             scheduleStep();
         }
@@ -333,7 +353,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     /** Asks the history for the events after {@link #lastSeq}; they are written on this event loop. */
     private void fetch() {
         fetching = true;
-        history.fetch(topic, lastSeq, REPLAY_STEP * 4).whenComplete((page, failure) -> {
+        history.fetch(topic, lastSeq, REPLAY_READ).whenComplete((page, failure) -> {
             try {
                 sink.eventLoop().execute(() -> fetched(page, failure));
             } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
@@ -367,7 +387,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                     sendReplayed();
                 }
             } else {
-                page.forEach(this::writeReplayed);
+                page.forEach(writeVisitor);
             }
             sink.flush();
             if (page.size() == 0 && lastSeq < history.range(topic).head() && !isLost(lastSeq, history.range(topic))) {
@@ -403,11 +423,16 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             return;
         }
         if (replayed == null) {
-            replayed = sink.alloc().directBuffer(REPLAY_STEP * (data.length() + topic.length() + 96));
+            int expected = REPLAY_READ * (data.length() + topic.length() + 96);
+            replayed = sink.alloc().directBuffer(Math.min(REPLAY_BUFFER, expected));
+        }
+        if (replayAppender == null || !replayEpoch.equals(appenderEpoch)) {
+            replayAppender = sink.format().appender(topic, replayEpoch);
+            appenderEpoch = replayEpoch;
         }
         int before = replayed.writerIndex();
         try {
-            sink.format().append(replayed, topic, replayEpoch, seq, ts, data);
+            replayAppender.append(replayed, seq, ts, data);
         } catch (RuntimeException e) {
             replayed.writerIndex(before); // never half a frame on the wire: the frames before it still go
             throw e;

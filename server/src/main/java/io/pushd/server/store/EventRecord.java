@@ -61,6 +61,26 @@ final class EventRecord {
         return true;
     }
 
+    /**
+     * As {@link #readHeader}, for replay: the topic and key are skipped, not decoded (the index
+     * already says the topic, and a replay never needs the key), so a replayed event costs no
+     * UTF-8 decoding; {@link #topic} and {@link #key()} are left as they were.
+     */
+    boolean readSeqAndTime(Bytes<?> b) {
+        byte type = b.readByte();
+        if (type != TYPE_EVENT && type != TYPE_CACHED) {
+            return false;
+        }
+        b.readSkip(b.readStopBit()); // the topic: its UTF-8 length, then its bytes
+        seq = b.readLong();
+        timestampMillis = b.readLong();
+        long keyLength = b.readStopBit(); // -1: no key
+        if (keyLength > 0) {
+            b.readSkip(keyLength);
+        }
+        return true;
+    }
+
     /** The idempotency key of the last header read, or null. */
     String key() {
         return hasKey && !cached ? key.toString() : null;

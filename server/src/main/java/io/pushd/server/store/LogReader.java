@@ -5,7 +5,9 @@ import io.pushd.server.history.EventHistory.EventData;
 import io.pushd.server.history.EventHistory.EventDataVisitor;
 import io.pushd.server.history.EventHistory.EventVisitor;
 import java.util.concurrent.locks.Lock;
+import io.netty.util.internal.PlatformDependent;
 import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.bytes.BytesStore;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.wire.DocumentContext;
@@ -33,8 +35,9 @@ final class LogReader {
     }
 
     /**
-     * The data of the excerpt being read, copied through one scratch array per thread: replay
-     * allocates nothing per event (Chronicle's mapped bytes are not a Netty buffer).
+     * The data of the excerpt being read, copied from the mapped file into the outbound buffer
+     * (through one scratch array per thread when it cannot be copied directly): replay allocates
+     * nothing per event (Chronicle's mapped bytes are not a Netty buffer).
      */
     private static final class MappedData implements EventData {
         private Bytes<?> bytes;
@@ -55,6 +58,17 @@ final class LogReader {
 
         @Override
         public void copyTo(ByteBuf out) {
+            // Straight from the mapped file into a direct outbound buffer, one memory copy, when
+            // the data lies in the chunk the tailer has mapped (it does unless the excerpt
+            // straddles a chunk boundary); else through the scratch array.
+            BytesStore<?, ?> store = bytes.bytesStore();
+            if (out.hasMemoryAddress() && store != null && store.isDirectMemory() && store.inside(position, length)) {
+                out.ensureWritable(length);
+                int at = out.writerIndex();
+                PlatformDependent.copyMemory(store.addressForRead(position), out.memoryAddress() + at, length);
+                out.writerIndex(at + length);
+                return;
+            }
             if (scratch.length < length) {
                 scratch = new byte[Math.max(length, scratch.length * 2)];
             }
@@ -120,7 +134,7 @@ final class LogReader {
                         break;
                     }
                     Bytes<?> b = dc.wire().bytes();
-                    if (!rs.record.readHeader(b) || rs.record.seq != rs.seqs[i]) {
+                    if (!rs.record.readSeqAndTime(b) || rs.record.seq != rs.seqs[i]) {
                         throw new IllegalStateException("index of " + topic + " points at sequence "
                                 + rs.record.seq + " instead of " + rs.seqs[i]);
                     }

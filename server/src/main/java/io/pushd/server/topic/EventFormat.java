@@ -46,6 +46,11 @@ public interface EventFormat {
         }
 
         @Override
+        public ReplayAppender appender(String topic, String epoch) {
+            return new WebSocketFrames.Appender(topic, epoch);
+        }
+
+        @Override
         public int payloadBytes(int encodedBytes) {
             return WebSocketFrames.payloadOf(encodedBytes);
         }
@@ -70,6 +75,21 @@ public interface EventFormat {
         } finally {
             one.release();
         }
+    }
+
+    /**
+     * Only when {@link #appendable}: what a replay appends the events of {@code topic} in
+     * {@code epoch} with, made once per replay and used for many events, so that what is the same
+     * for all of them is encoded once. Byte for byte what {@link #append} writes.
+     */
+    default ReplayAppender appender(String topic, String epoch) {
+        return (out, seq, timestampMillis, data) -> append(out, topic, epoch, seq, timestampMillis, data);
+    }
+
+    /** Appends encoded events of one topic and epoch; one replay's, on one thread. */
+    @FunctionalInterface
+    interface ReplayAppender {
+        void append(ByteBuf out, long seq, long timestampMillis, EventData data);
     }
 
     /** The message bytes an event encoded in {@code encodedBytes} carries (what {@code push.delivered.bytes} counts). */

@@ -48,6 +48,96 @@ final class WebSocketFrames {
         out.writeByte('}');
     }
 
+    /**
+     * Appends whole frames of one topic and epoch, for a replay: the bytes up to the sequence
+     * ({@code {"type":"event","topic":"…","id":"<epoch>-}) are encoded once, and per event
+     * everything before the data (frame header included) is built in a scratch array with plain
+     * stores and goes into the buffer with one copy, the data with another. Few calls into the
+     * buffer per event, so the replay's code is small and quickly compiled, and cheap while it is
+     * not yet. Not thread-safe: one per replay at a time.
+     */
+    static final class Appender implements EventFormat.ReplayAppender {
+        /** Longest frame header, then the prefix, then room for the rest (two 20-digit numbers). */
+        private static final int MAX_HEADER = 10;
+        private final String topic;
+        private final String epoch;
+        private final byte[] scratch;
+        private final int prefixLength;
+
+        Appender(String topic, String epoch) {
+            this.topic = topic;
+            this.epoch = epoch;
+            prefixLength = TYPE_TOPIC.length + topic.length() + ID.length + epoch.length() + 1;
+            scratch = new byte[MAX_HEADER + prefixLength + 20 + TS.length + 20 + DATA.length];
+            int at = MAX_HEADER;
+            at = put(TYPE_TOPIC, at);
+            at = putAscii(topic, at);
+            at = put(ID, at);
+            at = putAscii(epoch, at);
+            scratch[at] = '-';
+        }
+
+        @Override
+        public void append(ByteBuf out, long seq, long ts, EventData data) {
+            if (seq < 0 || ts < 0) {
+                WebSocketFrames.append(out, topic, epoch, seq, ts, data); // never for stored events; kept correct
+                return;
+            }
+            int length = data.length();
+            int seqDigits = digits(seq);
+            int tsDigits = digits(ts);
+            int payload = prefixLength + seqDigits + TS.length + tsDigits + DATA.length + length + 1;
+            byte[] b = scratch;
+            // the header ends where the prefix starts, so header and prefix are contiguous
+            int start;
+            if (payload < 126) {
+                start = MAX_HEADER - 2;
+                b[start + 1] = (byte) payload;
+            } else if (payload <= 0xFFFF) {
+                start = MAX_HEADER - 4;
+                b[start + 1] = 126;
+                b[start + 2] = (byte) (payload >>> 8);
+                b[start + 3] = (byte) payload;
+            } else {
+                start = 0;
+                b[1] = 127;
+                for (int i = 0; i < 8; i++) {
+                    b[2 + i] = (byte) ((long) payload >>> (56 - 8 * i));
+                }
+            }
+            b[start] = FIN_TEXT;
+            int at = MAX_HEADER + prefixLength;
+            at = putDecimal(seq, seqDigits, at);
+            at = put(TS, at);
+            at = putDecimal(ts, tsDigits, at);
+            at = put(DATA, at);
+            out.ensureWritable(at - start + length + 1);
+            out.writeBytes(b, start, at - start);
+            data.copyTo(out);
+            out.writeByte('}');
+        }
+
+        private int put(byte[] bytes, int at) {
+            System.arraycopy(bytes, 0, scratch, at, bytes.length);
+            return at + bytes.length;
+        }
+
+        private int putAscii(String s, int at) {
+            for (int i = 0; i < s.length(); i++) {
+                scratch[at + i] = (byte) s.charAt(i);
+            }
+            return at + s.length();
+        }
+
+        private int putDecimal(long v, int digits, int at) {
+            for (int i = at + digits - 1; i >= at; i--) {
+                scratch[i] = (byte) ('0' + v % 10);
+                v /= 10;
+            }
+            return at + digits;
+        }
+    }
+
     /** The payload length of a frame made by this class, from the frame's length. */
     static int payloadOf(int frameLength) {
         if (frameLength <= 127) {

@@ -136,6 +136,37 @@ class ChronicleEventStoreTest {
     }
 
     @Test
+    void replayReadsCopyEachEventsDataIntactIntoDirectAndHeapBuffers() {
+        ChronicleEventStore store = open();
+        String big = "{\"s\":\"" + "y".repeat(300_000) + "\"}"; // larger than the scratch array
+        store.append("other.topic", 1, now(), "ключ-1", json("{\"o\":1}")); // interleaved, with a non-ASCII key
+        store.append("t", 1, now(), null, json("{\"a\":1}"));
+        store.append("t", 2, now() + 1, "key-é€", json("{\"b\":\"é\"}"));
+        store.append("other.topic", 2, now(), null, json("{\"o\":2}"));
+        store.append("t", 3, now() + 2, null, json(big));
+        store.append("t", 4, now() + 3, "k", json("[]"));
+
+        for (io.netty.buffer.ByteBuf out : List.of(io.netty.buffer.Unpooled.directBuffer(),
+                io.netty.buffer.Unpooled.buffer())) {
+            List<Event> got = new ArrayList<>();
+            try {
+                int n = store.readData("t", 0, 10, (seq, ts, data) -> {
+                    int from = out.writerIndex();
+                    data.copyTo(out);
+                    got.add(new Event(seq, ts, out.toString(from, data.length(), StandardCharsets.UTF_8)));
+                });
+
+                assertThat(n).isEqualTo(4);
+                assertThat(got).containsExactly(new Event(1, now(), "{\"a\":1}"),
+                        new Event(2, now() + 1, "{\"b\":\"é\"}"), new Event(3, now() + 2, big),
+                        new Event(4, now() + 3, "[]"));
+            } finally {
+                out.release();
+            }
+        }
+    }
+
+    @Test
     void rangeReportsHeadAndOldest() {
         ChronicleEventStore store = open();
         store.append("t", 1, now(), null, json("1"));

@@ -56,6 +56,31 @@ class WebSocketFramesTest {
             System.arraycopy(expected, 0, twice, expected.length, expected.length);
             assertThat(ByteBufUtil.getBytes(appended)).isEqualTo(twice);
             appended.release();
+
+            ByteBuf replayed = PooledByteBufAllocator.DEFAULT.directBuffer(16);
+            EventFormat.ReplayAppender appender = EventFormat.WEBSOCKET_FRAME.appender(topic, id.epoch());
+            appender.append(replayed, id.seq(), ts, EventData.of(data));
+            appender.append(replayed, id.seq(), ts, EventData.of(data));
+            assertThat(ByteBufUtil.getBytes(replayed)).isEqualTo(twice);
+            replayed.release();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, 1, 9, 10, 99, 100, 12_345, 999_999_999_999L, Long.MAX_VALUE})
+    void aReplayAppendersFramesAreByteForByteNettysForEverySequenceAndTimeLength(long n) {
+        byte[] data = "{\"a\":[]}".getBytes(StandardCharsets.UTF_8);
+        EventFormat.ReplayAppender appender = EventFormat.WEBSOCKET_FRAME.appender("orders", "k3x9a");
+        ByteBuf heap = Unpooled.buffer(1); // grows on the first append
+        try {
+            for (long[] seqTs : new long[][] {{n, 1_764_580_000_123L}, {1, n}, {n, n}}) {
+                byte[] expected = nettyFrame("orders", new EventId("k3x9a", seqTs[0]), seqTs[1], data);
+                heap.clear();
+                appender.append(heap, seqTs[0], seqTs[1], EventData.of(data));
+                assertThat(ByteBufUtil.getBytes(heap)).isEqualTo(expected);
+            }
+        } finally {
+            heap.release();
         }
     }
 }
