@@ -150,7 +150,7 @@ class ChronicleEventStoreTest {
                 io.netty.buffer.Unpooled.buffer())) {
             List<Event> got = new ArrayList<>();
             try {
-                int n = store.readData("t", 0, 10, (seq, ts, data) -> {
+                int n = store.readData("t", store.epoch(), 0, 10, (seq, ts, data) -> {
                     int from = out.writerIndex();
                     data.copyTo(out);
                     got.add(new Event(seq, ts, out.toString(from, data.length(), StandardCharsets.UTF_8)));
