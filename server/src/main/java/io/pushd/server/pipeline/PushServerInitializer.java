@@ -119,7 +119,8 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
      * Netty's handshaker then swaps {@code http-codec} for the WebSocket codec and removes the
      * aggregator.
      */
-    void upgradeToWebSocket(ChannelHandlerContext httpApi, FullHttpRequest upgrade) {
+    void upgradeToWebSocket(ChannelHandlerContext httpApi, FullHttpRequest upgrade, String clientIp, Grant grant,
+                            List<ClientMessage.Subscribe> initial) {
         Limits limits = server.config().limits();
         ChannelPipeline p = httpApi.pipeline();
         p.remove(HandlerNames.HTTP_KEEPALIVE);
@@ -137,7 +138,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
                 server.metrics()));
         p.addLast(HandlerNames.WS_PROTOCOL, new LiveProtocolHandler(wsConfig));
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
-        p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server));
+        p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server, clientIp, grant, initial));
         p.context(HandlerNames.HTTP_AGGREGATOR).fireChannelRead(upgrade);
     }
 
