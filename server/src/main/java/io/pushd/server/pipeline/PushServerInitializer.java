@@ -57,6 +57,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     private final ConnectionLimitFilter connectionLimit;
     private final ReloadingSslContext tls;
     private final CorsConfig cors;
+    private final HttpApiHandler.Routes routes;
 
     public PushServerInitializer(ServerContext server, ConnectionLimiter connections) {
         this(server, connections, null);
@@ -69,6 +70,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         this.connectionLimit = new ConnectionLimitFilter(connections, server.metrics());
         this.cors = Cors.config(server.config().security().allowedOrigins());
         WebAssets.get(); // read the browser files now: a jar without them fails here, not at the first request
+        this.routes = new HttpApiHandler.Routes(server, this);
         Limits limits = server.config().limits();
         this.wsConfig = WebSocketServerProtocolConfig.newBuilder()
                 .websocketPath(LiveUpgradeGate.PATH)
@@ -109,7 +111,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
         p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits));
         p.addLast(HandlerNames.HTTP_CORS, Cors.handler(cors));
-        p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server, this));
+        p.addLast(HandlerNames.HTTP_API, new HttpApiHandler(server, routes));
     }
 
     /**
