@@ -125,6 +125,10 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
                             List<ClientMessage.Subscribe> initial) {
         Limits limits = server.config().limits();
         ChannelPipeline p = httpApi.pipeline();
+        // Nothing on a WebSocket flushes in bursts inside a read (replay flushes once per step,
+        // fan-out writes below the encoder, a command gets one answer), and the consolidator's
+        // context and state stayed for the connection's life: leaves (flushing what it held).
+        p.remove(HandlerNames.FLUSH_CONSOLIDATION);
         p.remove(HandlerNames.HTTP_KEEPALIVE);
         p.remove(HandlerNames.HTTP_REQUEST_TIMEOUT);
         p.remove(HandlerNames.HTTP_CORS);
