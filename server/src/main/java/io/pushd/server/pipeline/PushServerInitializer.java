@@ -139,8 +139,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         }
         p.addLast(HandlerNames.WS_HEARTBEAT, new HeartbeatHandler(server.config().heartbeat().interval(),
                 server.config().heartbeat().timeout()));
-        p.addLast(HandlerNames.WS_CLOSE, new CloseHandshakeHandler(server.metrics()));
-        p.addLast(HandlerNames.WS_INBOUND_RATE, new InboundRateHandler(limits.maxInboundMessagesPerSecond(),
+        p.addLast(HandlerNames.WS_INBOUND, new InboundFrameHandler(limits.maxInboundMessagesPerSecond(),
                 server.metrics()));
         p.addLast(HandlerNames.WS_PROTOCOL, new LiveProtocolHandler(wsConfig));
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));

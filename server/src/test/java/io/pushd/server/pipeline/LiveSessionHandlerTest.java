@@ -81,8 +81,8 @@ class LiveSessionHandlerTest {
                 new SessionContext(config.limits(), store, hub, lifecycle, hints,
                         new AdmissionControl(config.limits(), hints), new Sessions(), metrics));
         channel = wsHandlers
-                ? new EmbeddedChannel(new CloseHandshakeHandler(metrics),
-                        new InboundRateHandler(config.limits().maxInboundMessagesPerSecond(), metrics),
+                ? new EmbeddedChannel(
+                        new InboundFrameHandler(config.limits().maxInboundMessagesPerSecond(), metrics),
                         handler("192.0.2.1"))
                 : new EmbeddedChannel(handler("192.0.2.1"));
         channel.pipeline().fireUserEventTriggered(
