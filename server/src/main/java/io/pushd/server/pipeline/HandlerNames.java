@@ -8,7 +8,7 @@ package io.pushd.server.pipeline;
  *   tls                   SslHandler                  only with tls.certFile/keyFile; stays for the connection's life
  *   connection-limit      ConnectionLimitFilter       TCP caps in all and per address, at accept (then leaves)
  *   backpressure          BackpressureHandler         owns autoRead: paused while unwritable or requests wait
- *   flush-consolidation   FlushConsolidationHandler   batches flushes made while reading (not kept by a WebSocket)
+ *   flush-consolidation   FlushConsolidationHandler   batches flushes made while reading
  *   http-codec            HttpServerCodec
  *   http-keepalive        HttpServerKeepAliveHandler
  *   http-aggregator       JsonHttpObjectAggregator    bounded bodies, JSON 413
@@ -18,12 +18,13 @@ package io.pushd.server.pipeline;
  * </pre>
  *
  * <p>A {@code /v1/live} request that passes the gate turns it into a WebSocket
- * ({@code upgradeToWebSocket}: {@code flush-consolidation} and the {@code http-*} handlers after the
- * codec leave, the {@code ws-*} ones come in). Netty's handshake then swaps {@code http-codec} for its frame codec and drops
+ * ({@code upgradeToWebSocket}: the {@code http-*} handlers after the codec leave, the {@code ws-*}
+ * ones come in). Netty's handshake then swaps {@code http-codec} for its frame codec and drops
  * {@code http-aggregator}; {@code ws-compression} negotiates permessage-deflate, installs Netty's
  * deflate codec and leaves. After the upgrade ({@code PushServerInitializerTest} checks it):
  * <pre>
  *   backpressure          BackpressureHandler
+ *   flush-consolidation   FlushConsolidationHandler
  *   wsencoder, wsdecoder  Netty's frame codec (the decoder becomes ws-discard after a broken frame)
  *   (PerMessageDeflateEncoder/Decoder, when negotiated)
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)

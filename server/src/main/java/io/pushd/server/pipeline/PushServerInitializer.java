@@ -125,10 +125,8 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
                             List<ClientMessage.Subscribe> initial) {
         Limits limits = server.config().limits();
         ChannelPipeline p = httpApi.pipeline();
-        // Nothing on a WebSocket flushes in bursts inside a read (replay flushes once per step,
-        // fan-out writes below the encoder, a command gets one answer), and the consolidator's
-        // context and state stayed for the connection's life: leaves (flushing what it held).
-        p.remove(HandlerNames.FLUSH_CONSOLIDATION);
+        // flush-consolidation stays, though it costs a context per connection: without it every one
+        // of seven bursts of 15,000 handshakes (idle.mjs) ran at 250-540/s; with it 460-2,680/s
         p.remove(HandlerNames.HTTP_KEEPALIVE);
         p.remove(HandlerNames.HTTP_REQUEST_TIMEOUT);
         p.remove(HandlerNames.HTTP_CORS);
@@ -167,6 +165,8 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         }
         httpApi.write(head);
         ChannelPipeline p = httpApi.pipeline();
+        // flush-consolidation stays, though it costs a context per connection: without it every one
+        // of seven bursts of 15,000 handshakes (idle.mjs) ran at 250-540/s; with it 460-2,680/s
         p.remove(HandlerNames.HTTP_KEEPALIVE);
         p.remove(HandlerNames.HTTP_AGGREGATOR);
         p.remove(HandlerNames.HTTP_REQUEST_TIMEOUT);
