@@ -16,6 +16,7 @@ import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
@@ -89,35 +90,62 @@ public final class ProtocolCodec {
     }
 
     public static String encode(ServerMessage message) {
-        var node = MAPPER.createObjectNode();
-        node.put("type", message.type());
-        if (message instanceof ServerMessage.Subscribed s) {
-            node.put("topic", s.topic());
-            node.put("head", s.head() == null ? null : s.head().toString());
-            node.put("oldest", s.oldest() == null ? null : s.oldest().toString());
-            node.put("epoch", s.epoch());
-            if (s.id() != null) {
-                node.put("id", s.id().toString());
-            }
-        } else if (message instanceof ServerMessage.Event e) {
-            node.put("topic", e.topic());
-            node.put("id", e.id().toString());
-            node.put("ts", e.ts());
-            node.set("data", e.data());
-        } else if (message instanceof ServerMessage.Reset r) {
-            node.put("topic", r.topic());
-            node.put("id", r.id().toString());
-            node.put("reason", r.reason().wireName());
-        } else if (message instanceof ServerMessage.Error err) {
-            node.put("code", err.code());
-            if (err.topic() != null) {
-                node.put("topic", err.topic());
-            }
-            node.put("message", err.message());
-        } else if (message instanceof ServerMessage.Authenticated a) {
-            node.put("expiresAt", a.expiresAt());
+        ByteArrayOutputStream out = new ByteArrayOutputStream(128);
+        try {
+            encode(message, out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        return node.toString();
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * {@link #encode(ServerMessage)} as UTF-8 into {@code out} (which it closes), written field by
+     * field: the server sends one per subscription and error, and a tree and a String per message
+     * were most of a handshake's garbage.
+     */
+    public static void encode(ServerMessage message, OutputStream out) throws IOException {
+        try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("type", message.type());
+            if (message instanceof ServerMessage.Subscribed s) {
+                g.writeStringField("topic", s.topic());
+                g.writeStringField("head", s.head() == null ? null : s.head().toString());
+                g.writeStringField("oldest", s.oldest() == null ? null : s.oldest().toString());
+                g.writeStringField("epoch", s.epoch());
+                if (s.id() != null) {
+                    g.writeStringField("id", s.id().toString());
+                }
+            } else if (message instanceof ServerMessage.Event e) {
+                g.writeStringField("topic", e.topic());
+                g.writeStringField("id", e.id().toString());
+                g.writeNumberField("ts", e.ts());
+                g.writeFieldName("data");
+                if (e.data() == null) {
+                    g.writeNull();
+                } else {
+                    g.writeTree(e.data());
+                }
+            } else if (message instanceof ServerMessage.Reset r) {
+                g.writeStringField("topic", r.topic());
+                g.writeStringField("id", r.id().toString());
+                g.writeStringField("reason", r.reason().wireName());
+            } else if (message instanceof ServerMessage.Error err) {
+                g.writeStringField("code", err.code());
+                if (err.topic() != null) {
+                    g.writeStringField("topic", err.topic());
+                }
+                g.writeStringField("message", err.message());
+            } else if (message instanceof ServerMessage.Authenticated a) {
+                g.writeFieldName("expiresAt");
+                if (a.expiresAt() == null) {
+                    g.writeNull();
+                } else {
+                    g.writeNumber(a.expiresAt());
+                }
+            }
+            g.writeEndObject();
+        }
     }
 
     public static String encode(ClientMessage message) {

@@ -64,7 +64,8 @@ public final class SubscriptionRequest {
             throw new ProtocolException(ErrorCodes.INVALID_QUERY,
                     "'after' needs exactly one topic; use topic=NAME@ID for several");
         }
-        Map<String, ClientMessage.Subscribe> result = new LinkedHashMap<>();
+        // sized for the topics (one, mostly), not the default 16 slots: built once per handshake
+        Map<String, ClientMessage.Subscribe> result = new LinkedHashMap<>(Math.max(2, topics.size() * 2));
         for (String raw : topics) {
             int at = raw.indexOf('@');
             String name = at < 0 ? raw : raw.substring(0, at);

@@ -5,22 +5,16 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.util.AttributeKey;
 import io.pushd.server.auth.AccessDecision;
-import io.pushd.server.auth.Grant;
 import io.pushd.protocol.ClientMessage;
 import io.pushd.server.metrics.ServerMetrics;
 import java.util.List;
 
 /**
- * The HTTP side of {@code AccessControl}: the JSON 401/403 of a refusal, and the channel attribute
- * that carries an upgrade's grant to its session. Shared by every subscription gate (WebSocket,
+ * The HTTP side of {@code AccessControl}: the JSON 401/403 of a refusal. Shared by every subscription gate (WebSocket,
  * SSE) and the publish route.
  */
 final class AccessAnswers {
-
-    /** The grant the gate's {@code AccessControl.subscribe} returned, read once by the session's handler. */
-    static final AttributeKey<Grant> GRANT = AttributeKey.valueOf("push.grant");
 
     private AccessAnswers() {
     }
@@ -41,8 +35,12 @@ final class AccessAnswers {
      */
     static AccessDecision subscribe(ServerContext server, ChannelHandlerContext ctx, FullHttpRequest req,
                                     List<ClientMessage.Subscribe> topics, String transport) {
+        String[] names = new String[topics.size()]; // a loop, not a stream: once per handshake
+        for (int i = 0; i < names.length; i++) {
+            names[i] = topics.get(i).topic();
+        }
         AccessDecision access = server.sessions().access().subscribe(req.headers().get(HttpHeaderNames.AUTHORIZATION),
-                req.uri(), topics.stream().map(ClientMessage.Subscribe::topic).toList());
+                req.uri(), List.of(names));
         if (access.allowed()) {
             return access;
         }

@@ -1,5 +1,6 @@
 package io.pushd.server.pipeline;
 
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ipfilter.AbstractRemoteAddressFilter;
@@ -28,9 +29,17 @@ final class ConnectionLimitFilter extends AbstractRemoteAddressFilter<InetSocket
     private final LogThrottle perAddressLog = new LogThrottle(LOG_EVERY_SECONDS, TimeUnit.SECONDS, System.nanoTime());
     private final LogThrottle totalLog = new LogThrottle(LOG_EVERY_SECONDS, TimeUnit.SECONDS, System.nanoTime());
 
+    /**
+     * Gives the slot back when the connection closes. One listener for all connections (a lambda
+     * capturing the address would be an object per open connection): the channel keeps its remote
+     * address after it closes, and {@link #accept} only runs for a channel that has one.
+     */
+    private final ChannelFutureListener releaseOnClose;
+
     ConnectionLimitFilter(ConnectionLimiter limiter, ServerMetrics metrics) {
         this.limiter = limiter;
         this.metrics = metrics;
+        this.releaseOnClose = f -> limiter.release(((InetSocketAddress) f.channel().remoteAddress()).getAddress());
     }
 
     @Override
@@ -38,7 +47,7 @@ final class ConnectionLimitFilter extends AbstractRemoteAddressFilter<InetSocket
         InetAddress peer = remote.getAddress();
         ConnectionLimiter.Refusal refusal = limiter.tryAcquire(peer);
         if (refusal == null) {
-            ctx.channel().closeFuture().addListener(f -> limiter.release(peer));
+            ctx.channel().closeFuture().addListener(releaseOnClose);
             return true;
         }
         metrics.connectionRefused(refusal);

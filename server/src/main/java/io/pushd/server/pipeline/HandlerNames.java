@@ -28,8 +28,8 @@ package io.pushd.server.pipeline;
  *   wsencoder, wsdecoder  Netty's frame codec (the decoder becomes ws-discard after a broken frame)
  *   (PerMessageDeflateEncoder/Decoder, when negotiated)
  *   ws-heartbeat          HeartbeatHandler            pings, closes a silent peer (sees pongs)
- *   ws-close              CloseHandshakeHandler       the peer's close frames; discards input once closing
- *   ws-inbound-rate       InboundRateHandler          every frame counts against the inbound limit (1008)
+ *   ws-inbound            InboundFrameHandler         the peer's close frames; discards input once closing;
+ *                                                     every other frame counts against the inbound limit (1008)
  *   (Utf8FrameValidator, added by ws-protocol)
  *   ws-protocol           LiveProtocolHandler         handshake, ping/pong, frame limits (Netty's, errors passed on)
  *   ws-aggregator         WebSocketFrameAggregator    joins fragmented messages, bounded
@@ -63,8 +63,7 @@ public final class HandlerNames {
     /** Only while the handshake runs, and only with {@code limits.permessageDeflate}. */
     public static final String WS_COMPRESSION = "ws-compression";
     public static final String WS_HEARTBEAT = "ws-heartbeat";
-    public static final String WS_CLOSE = "ws-close";
-    public static final String WS_INBOUND_RATE = "ws-inbound-rate";
+    public static final String WS_INBOUND = "ws-inbound";
     public static final String WS_PROTOCOL = "ws-protocol";
     public static final String WS_AGGREGATOR = "ws-aggregator";
     public static final String WS_SESSION = "ws-session";

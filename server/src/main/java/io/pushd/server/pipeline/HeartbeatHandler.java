@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * from a ping sent at a fixed rate (it would ping only when nothing was written, and close at
  * different times), and it cannot tell "reading was paused at some moment since the ping".
  */
-final class HeartbeatHandler extends ChannelDuplexHandler {
+final class HeartbeatHandler extends ChannelDuplexHandler implements Runnable {
 
     private static final Logger log = LoggerFactory.getLogger(HeartbeatHandler.class);
 
@@ -30,6 +30,8 @@ final class HeartbeatHandler extends ChannelDuplexHandler {
     private final long timeoutNanos;
     private long lastReadNanos = System.nanoTime();
     private ScheduledFuture<?> pinger;
+    /** This handler's context once started: the handler is its own ping task (no lambda per connection). */
+    private ChannelHandlerContext ctx;
 
     HeartbeatHandler(Duration interval, Duration timeout) {
         this.intervalNanos = interval.toNanos();
@@ -39,10 +41,16 @@ final class HeartbeatHandler extends ChannelDuplexHandler {
     /** Called on the event loop once the upgrade completed. */
     void start(ChannelHandlerContext ctx) {
         if (pinger == null) {
+            this.ctx = ctx;
             lastReadNanos = System.nanoTime();
-            pinger = ctx.executor().scheduleAtFixedRate(() -> ping(ctx), intervalNanos, intervalNanos,
-                    TimeUnit.NANOSECONDS);
+            pinger = ctx.executor().scheduleAtFixedRate(this, intervalNanos, intervalNanos, TimeUnit.NANOSECONDS);
         }
+    }
+
+    /** The ping task. */
+    @Override
+    public void run() {
+        ping(ctx);
     }
 
     private void ping(ChannelHandlerContext ctx) {

@@ -33,6 +33,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
      */
     static final int MAX_QUEUED_REQUESTS = 256;
 
+    /** The routes hold no per-connection state: one set per server, shared by every connection's handler. */
+    record Routes(StatusRoutes status, TopicRoutes topics, LiveUpgradeGate live, StaticRoutes assets, SseRoute sse) {
+        Routes(ServerContext server, PushServerInitializer pipelines) {
+            this(new StatusRoutes(server), new TopicRoutes(server), new LiveUpgradeGate(server, pipelines),
+                    new StaticRoutes(server), new SseRoute(server, pipelines));
+        }
+    }
+
     private final StatusRoutes status;
     private final TopicRoutes topics;
     private final LiveUpgradeGate live;
@@ -44,20 +52,20 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
      * behind either wait here (and reading pauses) until it is their turn.
      */
-    private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
+    private ArrayDeque<FullHttpRequest> queued; // null until a request has to wait (most connections: never)
     private boolean publishInFlight;
     private boolean draining;
     private boolean overflowed; // the last queued request answers with Connection: close
     private BackpressureHandler backpressure;
 
-    HttpApiHandler(ServerContext server, PushServerInitializer pipelines) {
+    HttpApiHandler(ServerContext server, Routes routes) {
         super(false); // the upgrade request is passed on, so release explicitly
-        this.status = new StatusRoutes(server);
-        this.topics = new TopicRoutes(server);
-        this.live = new LiveUpgradeGate(server, pipelines);
-        this.assets = new StaticRoutes(server);
+        this.status = routes.status();
+        this.topics = routes.topics();
+        this.live = routes.live();
+        this.assets = routes.assets();
         this.server = server;
-        this.sse = new SseRoute(server, pipelines);
+        this.sse = routes.sse();
     }
 
     @Override
@@ -72,7 +80,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 req.release(); // the connection closes after the queued answers
                 return;
             }
-            if (publishInFlight || !queued.isEmpty() || !ctx.channel().isWritable()) {
+            if (publishInFlight || hasQueued() || !ctx.channel().isWritable()) {
                 enqueue(ctx, req);
                 return;
             }
@@ -80,7 +88,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         super.channelRead(ctx, msg);
     }
 
+    private boolean hasQueued() {
+        return queued != null && !queued.isEmpty();
+    }
+
     private void enqueue(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (queued == null) {
+            queued = new ArrayDeque<>();
+        }
         if (queued.size() >= MAX_QUEUED_REQUESTS) {
             log.debug("[{}] more than {} pipelined requests waiting; closing after their answers",
                     ctx.channel().id().asShortText(), MAX_QUEUED_REQUESTS);
@@ -193,13 +208,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         try {
             FullHttpRequest next;
             while (!publishInFlight && ctx.channel().isActive() && ctx.channel().isWritable()
-                    && (next = queued.poll()) != null) {
+                    && queued != null && (next = queued.poll()) != null) {
                 channelRead0(ctx, next);
             }
         } finally {
             draining = false;
         }
-        if (queued.isEmpty() && !overflowed && ctx.channel().isActive() && backpressure != null) {
+        if (!hasQueued() && !overflowed && ctx.channel().isActive() && backpressure != null) {
             backpressure.resume(BackpressureHandler.Reason.REQUESTS_QUEUED);
         }
     }
@@ -220,7 +235,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     private void releaseQueued() {
         FullHttpRequest r;
-        while ((r = queued.poll()) != null) {
+        while (queued != null && (r = queued.poll()) != null) {
             r.release();
         }
     }

@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.websocketx.WebSocketServerProtocolHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.pushd.protocol.ClientMessage;
 import io.pushd.protocol.CloseCode;
+import io.pushd.server.auth.Grant;
 import io.pushd.server.session.Session;
 import java.io.IOException;
 import java.util.List;
@@ -34,9 +35,25 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     private final ServerContext server;
     private Session session;
     private boolean upgraded;
+    /*
+     * What the gate decided, held by this handler until the handshake completes and dropped then:
+     * channel attributes would keep an entry each (and copy the attribute array per key) for the
+     * connection's whole life.
+     */
+    private String clientIp;
+    private Grant grant;
+    private List<ClientMessage.Subscribe> initial;
 
-    LiveSessionHandler(ServerContext server) {
+    /**
+     * @param clientIp the address the connection counts against for admission (see ClientAddress)
+     * @param grant    what the upgrade's access check allowed; null in auth.mode none
+     * @param initial  the subscriptions of the upgrade's query
+     */
+    LiveSessionHandler(ServerContext server, String clientIp, Grant grant, List<ClientMessage.Subscribe> initial) {
         this.server = server;
+        this.clientIp = clientIp;
+        this.grant = grant;
+        this.initial = initial;
     }
 
     @Override
@@ -48,10 +65,13 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof WebSocketServerProtocolHandler.HandshakeComplete) {
             upgraded = true;
-            List<ClientMessage.Subscribe> initial = ctx.channel().attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS)
-                    .getAndSet(null);
-            if (session.open(ctx.channel().attr(LiveUpgradeGate.CLIENT_IP).get(),
-                    ctx.channel().attr(AccessAnswers.GRANT).getAndSet(null), initial)) {
+            List<ClientMessage.Subscribe> subscriptions = initial;
+            Grant granted = grant;
+            initial = null;
+            grant = null;
+            String ip = clientIp;
+            clientIp = null;
+            if (session.open(ip, granted, subscriptions)) {
                 HeartbeatHandler heartbeat = ctx.pipeline().get(HeartbeatHandler.class);
                 if (heartbeat != null) {
                     heartbeat.start(ctx.pipeline().context(heartbeat));

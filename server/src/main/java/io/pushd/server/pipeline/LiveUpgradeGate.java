@@ -7,7 +7,6 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.QueryStringDecoder;
-import io.netty.util.AttributeKey;
 import io.pushd.protocol.ClientMessage;
 import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolException;
@@ -24,12 +23,6 @@ import java.util.List;
 final class LiveUpgradeGate {
 
     static final String PATH = "/v1/live";
-
-    /** Subscriptions parsed from the upgrade query, read by {@link LiveSessionHandler}. */
-    static final AttributeKey<List<ClientMessage.Subscribe>> INITIAL_SUBSCRIPTIONS =
-            AttributeKey.valueOf("push.initialSubscriptions");
-    /** The address the connection counts against for admission (see ClientAddress). */
-    static final AttributeKey<String> CLIENT_IP = AttributeKey.valueOf("push.clientIp");
 
     private final ServerContext server;
     private final PushServerInitializer pipelines;
@@ -73,11 +66,9 @@ final class LiveUpgradeGate {
             HttpResponses.send(ctx, HttpResponses.notAccepting(), true);
             return false;
         }
-        ctx.channel().attr(INITIAL_SUBSCRIPTIONS).set(subscriptions);
-        ctx.channel().attr(AccessAnswers.GRANT).set(access.grant());
-        ctx.channel().attr(CLIENT_IP).set(server.clientAddress().resolveAll(ctx.channel().remoteAddress(),
-                req.headers().getAll("X-Forwarded-For")));
-        pipelines.upgradeToWebSocket(ctx, req);
+        String clientIp = server.clientAddress().resolveAll(ctx.channel().remoteAddress(),
+                req.headers().getAll("X-Forwarded-For"));
+        pipelines.upgradeToWebSocket(ctx, req, clientIp, access.grant(), subscriptions);
         return true;
     }
 

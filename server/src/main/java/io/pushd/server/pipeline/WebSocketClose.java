@@ -108,7 +108,8 @@ final class WebSocketClose {
 
     /** True once a close frame was sent (or queued) on this channel. Event loop only. */
     static boolean isClosing(Channel ch) {
-        State s = ch.attr(STATE).get();
+        // hasAttr first: attr() would add an entry to every open connection on its first question
+        State s = ch.hasAttr(STATE) ? ch.attr(STATE).get() : null;
         return s != null && s.sent != null;
     }
 

@@ -2,6 +2,7 @@ package io.pushd.server.pipeline;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufOutputStream;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
@@ -16,6 +17,8 @@ import io.pushd.protocol.ServerMessage;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.session.SessionSink;
 import io.pushd.server.topic.EventFormat;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 
 /**
  * A session's writes on a WebSocket: every event and message is one text frame; closing is {@link WebSocketClose}'s handshake (one Close frame).
@@ -87,7 +90,15 @@ public final class WebSocketSink implements SessionSink {
 
     @Override
     public void send(ServerMessage message) {
-        channel.write(new TextWebSocketFrame(ProtocolCodec.encode(message)), channel.voidPromise());
+        // encoded straight into a pooled buffer: no tree, String or heap copy per message
+        ByteBuf payload = channel.alloc().buffer(128);
+        try {
+            ProtocolCodec.encode(message, new ByteBufOutputStream(payload));
+        } catch (IOException | RuntimeException e) {
+            payload.release();
+            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+        }
+        channel.write(new TextWebSocketFrame(payload), channel.voidPromise());
     }
 
     @Override

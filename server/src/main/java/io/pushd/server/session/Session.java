@@ -36,7 +36,8 @@ public final class Session {
 
     private final SessionSink sink;
     private final SessionContext context;
-    private final Map<String, TopicSubscription> subscriptions = new LinkedHashMap<>();
+    /** Sized for one topic (a 2-slot table instead of 16): most connections follow one. */
+    private final Map<String, TopicSubscription> subscriptions = new LinkedHashMap<>(2);
     private final CompletableFuture<Void> disconnected = new CompletableFuture<>();
     private String admittedIp; // non-null once admission counted this session
     private ScheduledFuture<?> slowConsumerCheck;

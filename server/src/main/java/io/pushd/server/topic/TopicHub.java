@@ -13,7 +13,8 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.concurrent.ConcurrentHashMap;
@@ -222,14 +223,25 @@ public final class TopicHub {
      * (publishes) waits for one bounded task only — offers them to each subscriber in order, and flushes each
      * subscriber once: one write syscall per subscriber per batch instead of per event.
      */
-    private final class LoopGroup {
+    private final class LoopGroup implements Runnable, GenericFutureListener<Future<Object>> {
+        /*
+         * One group per idle subscriber when every subscriber has a topic of its own (15,000 idle
+         * connections, 15,000 groups), so the group is its own drain task and delayed-drain
+         * listener, "scheduled" is a field, and the queue comes with the first event.
+         */
+        private static final AtomicIntegerFieldUpdater<LoopGroup> SCHEDULED =
+                AtomicIntegerFieldUpdater.newUpdater(LoopGroup.class, "scheduled");
+        private static final AtomicReferenceFieldUpdater<LoopGroup, Queue> QUEUE =
+                AtomicReferenceFieldUpdater.newUpdater(LoopGroup.class, Queue.class, "queue");
+
         final EventFormat format;
         final EventExecutor loop;
         /** Copy-on-write, changed only inside the topic's map lock: a drain iterates a snapshot. */
         volatile Subscriber[] members;
-        private final Queue<Pending> queue = new ConcurrentLinkedQueue<>();
-        private final AtomicBoolean scheduled = new AtomicBoolean();
-        private final Runnable drainTask = this::drain;
+        /** Null until the first {@link #offer}; fan-out may offer from more than one thread (shared history). */
+        private volatile Queue<Pending> queue;
+        /** 1 while a drain is scheduled or running. */
+        private volatile int scheduled;
         /**
          * When the previous event was offered (System.nanoTime). Written by the fan-out thread
          * only; a stale read merely drains one event at once or late, never loses it.
@@ -239,11 +251,32 @@ public final class TopicHub {
          * A loop that shuts down cancels its scheduled tasks instead of running them: the events
          * a delayed drain was holding are released here then, not leaked.
          */
-        private final GenericFutureListener<Future<Object>> onDelayedDrainDone = f -> {
-            if (f.isCancelled()) {
+        @Override
+        public void operationComplete(Future<Object> delayedDrain) {
+            if (delayedDrain.isCancelled()) {
                 releaseQueued();
             }
-        };
+        }
+
+        /** The drain task. */
+        @Override
+        public void run() {
+            drain();
+        }
+
+        @SuppressWarnings("unchecked")
+        private Queue<Pending> queue() {
+            Queue<Pending> q = queue;
+            if (q == null) {
+                QUEUE.compareAndSet(this, null, new ConcurrentLinkedQueue<Pending>());
+                q = queue;
+            }
+            return q;
+        }
+
+        private boolean schedule() {
+            return SCHEDULED.compareAndSet(this, 0, 1);
+        }
 
         LoopGroup(EventFormat format, EventExecutor loop, Subscriber first) {
             this.format = format;
@@ -279,7 +312,7 @@ public final class TopicHub {
         }
 
         void offer(Pending p) {
-            queue.add(p);
+            queue().add(p);
             long now = coalesceNanos > 0 ? nanoClock.getAsLong() : 0;
             // A small group's write is cheap: holding its events would only add latency.
             boolean close = coalesceNanos > 0 && members.length >= coalesceMinMembers
@@ -287,15 +320,15 @@ public final class TopicHub {
             if (coalesceNanos > 0) {
                 lastOfferNanos = now;
             }
-            if (scheduled.compareAndSet(false, true)) {
+            if (schedule()) {
                 try {
                     if (close) {
                         // Events come closer than the window: wait for the ones that follow, so
                         // each subscriber gets them in one write. A drain already scheduled (or
                         // running, which reschedules at once) takes this event with it.
-                        loop.schedule(drainTask, coalesceNanos, TimeUnit.NANOSECONDS).addListener(onDelayedDrainDone);
+                        loop.schedule(this, coalesceNanos, TimeUnit.NANOSECONDS).addListener(this);
                     } else {
-                        loop.execute(drainTask);
+                        loop.execute(this);
                     }
                 } catch (RejectedExecutionException shuttingDown) {
                     releaseQueued();
@@ -305,19 +338,21 @@ public final class TopicHub {
 
         /** The loop will not drain (it is shutting down): release what waits, and what comes after. */
         private void releaseQueued() {
+            Queue<Pending> queue = queue();
             do {
                 Pending q;
                 while ((q = queue.poll()) != null) {
                     q.forLoop().release();
                     done(q.loopsLeft(), q.appendedNanos());
                 }
-                scheduled.set(false);
+                scheduled = 0;
                 // an offer between the last poll and the reset saw a drain scheduled and left its event
-            } while (!queue.isEmpty() && scheduled.compareAndSet(false, true));
+            } while (!queue.isEmpty() && schedule());
         }
 
         /** On {@link #loop}. */
         private void drain() {
+            Queue<Pending> queue = queue(); // an offer scheduled this drain: the queue is there
             Pending[] batch = BATCH.get();
             int n = 0;
             int max = Math.min(batch.length,
@@ -334,13 +369,13 @@ public final class TopicHub {
                     done(batch[i].loopsLeft(), batch[i].appendedNanos());
                     batch[i] = null;
                 }
-                scheduled.set(false);
-                if (!queue.isEmpty() && scheduled.compareAndSet(false, true)) {
+                scheduled = 0;
+                if (!queue.isEmpty() && schedule()) {
                     // At once, even with a coalescing window: these events queued while the loop
                     // was busy, so they are already several per write, and waiting would only add
                     // latency to a loop that is behind.
                     try {
-                        loop.execute(drainTask); // behind whatever else the loop has to do
+                        loop.execute(this); // behind whatever else the loop has to do
                     } catch (RejectedExecutionException shuttingDown) {
                         releaseQueued();
                     }

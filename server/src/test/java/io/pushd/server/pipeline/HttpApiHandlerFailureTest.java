@@ -19,7 +19,7 @@ class HttpApiHandlerFailureTest {
     @Test
     void anUnexpectedExceptionWhileHandlingARequestAnswersAJson500AndCloses() {
         // no server context at all: routing a topic request fails inside the handler
-        EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null, null));
+        EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null, new HttpApiHandler.Routes(null, null)));
         DefaultFullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, "/v1/topics/t",
                 Unpooled.buffer(0));
         req.headers().set(HttpHeaderNames.HOST, "x");
@@ -43,7 +43,7 @@ class HttpApiHandlerFailureTest {
 
     @Test
     void bytesACodecCouldNotDecodeAnswerAJson400AndClose() {
-        EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null, null));
+        EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null, new HttpApiHandler.Routes(null, null)));
 
         ch.pipeline().fireExceptionCaught(new io.netty.handler.codec.DecoderException("bad bytes"));
 
@@ -61,7 +61,7 @@ class HttpApiHandlerFailureTest {
 
     @Test
     void aBrokenConnectionIsClosedWithoutAnAnswer() {
-        EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null, null));
+        EmbeddedChannel ch = new EmbeddedChannel(new HttpApiHandler(null, new HttpApiHandler.Routes(null, null)));
 
         ch.pipeline().fireExceptionCaught(new IOException("Connection reset by peer"));
 

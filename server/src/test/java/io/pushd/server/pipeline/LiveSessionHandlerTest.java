@@ -81,12 +81,10 @@ class LiveSessionHandlerTest {
                 new SessionContext(config.limits(), store, hub, lifecycle, hints,
                         new AdmissionControl(config.limits(), hints), new Sessions(), metrics));
         channel = wsHandlers
-                ? new EmbeddedChannel(new CloseHandshakeHandler(metrics),
-                        new InboundRateHandler(config.limits().maxInboundMessagesPerSecond(), metrics),
-                        new LiveSessionHandler(server))
-                : new EmbeddedChannel(new LiveSessionHandler(server));
-        channel.attr(LiveUpgradeGate.CLIENT_IP).set("192.0.2.1");
-        channel.attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
+                ? new EmbeddedChannel(
+                        new InboundFrameHandler(config.limits().maxInboundMessagesPerSecond(), metrics),
+                        handler("192.0.2.1"))
+                : new EmbeddedChannel(handler("192.0.2.1"));
         channel.pipeline().fireUserEventTriggered(
                 new WebSocketServerProtocolHandler.HandshakeComplete("/v1/live?topic=t", new DefaultHttpHeaders(), null));
         channel.runPendingTasks();
@@ -94,6 +92,11 @@ class LiveSessionHandlerTest {
         assertThat(subscribed.text()).contains("\"type\":\"subscribed\"");
         subscribed.release();
         return channel;
+    }
+
+    /** The handler as the gate builds it: an upgrade from {@code clientIp} to topic {@code t}, auth.mode none. */
+    private LiveSessionHandler handler(String clientIp) {
+        return new LiveSessionHandler(server, clientIp, null, List.of(new ClientMessage.Subscribe("t", null)));
     }
 
     private CloseWebSocketFrame closeFrame() {
@@ -195,10 +198,8 @@ class LiveSessionHandlerTest {
     void anUpgradeThatCompletesAfterTheDrainBeganIsClosedWith1012AndAHint() {
         upgraded(l -> l);
         lifecycle.advanceTo(ServerState.CLOSING); // past the balancer grace: new work is refused
-        EmbeddedChannel late = new EmbeddedChannel(new LiveSessionHandler(server));
+        EmbeddedChannel late = new EmbeddedChannel(handler("192.0.2.3"));
         try {
-            late.attr(LiveUpgradeGate.CLIENT_IP).set("192.0.2.3");
-            late.attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
             late.pipeline().fireUserEventTriggered(new WebSocketServerProtocolHandler.HandshakeComplete(
                     "/v1/live?topic=t", new DefaultHttpHeaders(), null));
             late.runPendingTasks();
@@ -214,10 +215,8 @@ class LiveSessionHandlerTest {
     @Test
     void aConnectionOverTheLimitIsClosedWith1013AndAHintInsteadOfSubscribed() {
         upgraded(l -> l.withMaxConnections(1)); // this connection takes the only slot
-        EmbeddedChannel second = new EmbeddedChannel(new LiveSessionHandler(server));
+        EmbeddedChannel second = new EmbeddedChannel(handler("192.0.2.2"));
         try {
-            second.attr(LiveUpgradeGate.CLIENT_IP).set("192.0.2.2");
-            second.attr(LiveUpgradeGate.INITIAL_SUBSCRIPTIONS).set(List.of(new ClientMessage.Subscribe("t", null)));
             second.pipeline().fireUserEventTriggered(new WebSocketServerProtocolHandler.HandshakeComplete(
                     "/v1/live?topic=t", new DefaultHttpHeaders(), null));
             second.runPendingTasks();

@@ -131,8 +131,7 @@ class PushServerInitializerTest {
         assertThat(switching).startsWith("HTTP/1.1 101 Switching Protocols").contains("permessage-deflate");
         // ws-compression negotiated the extension and left (Netty's extension handler removes itself)
         assertThat(ours()).containsExactly(HandlerNames.BACKPRESSURE, HandlerNames.FLUSH_CONSOLIDATION,
-                HandlerNames.WS_HEARTBEAT, HandlerNames.WS_CLOSE,
-                HandlerNames.WS_INBOUND_RATE, HandlerNames.WS_PROTOCOL, HandlerNames.WS_AGGREGATOR,
+                HandlerNames.WS_HEARTBEAT, HandlerNames.WS_INBOUND, HandlerNames.WS_PROTOCOL, HandlerNames.WS_AGGREGATOR,
                 HandlerNames.WS_SESSION);
     }
 

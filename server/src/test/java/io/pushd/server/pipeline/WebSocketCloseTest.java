@@ -20,8 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class WebSocketCloseTest {
 
     final ServerMetrics metrics = new ServerMetrics();
-    final EmbeddedChannel channel = new EmbeddedChannel(new CloseHandshakeHandler(metrics),
-            new InboundRateHandler(3, metrics));
+    final EmbeddedChannel channel = new EmbeddedChannel(new InboundFrameHandler(3, metrics));
 
     @AfterEach
     void finish() {
