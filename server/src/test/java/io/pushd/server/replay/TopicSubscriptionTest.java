@@ -96,13 +96,42 @@ class TopicSubscriptionTest {
         return out;
     }
 
+    /** A test history that passes epoch, append and range to {@link #target}; reads are each double's own. */
+    private abstract static class Delegating implements EventHistory {
+        abstract EventHistory target();
+
+        @Override
+        public String epoch(String topic) {
+            return target().epoch(topic);
+        }
+
+        @Override
+        public void append(String topic, long seq, long ts, String key, byte[] data) {
+            target().append(topic, seq, ts, key, data);
+        }
+
+        @Override
+        public void sync() {
+        }
+
+        @Override
+        public TopicRange range(String topic) {
+            return target().range(topic);
+        }
+
+        @Override
+        public long findByIdempotencyKey(String topic, String key) {
+            return -1;
+        }
+    }
+
     /**
      * The local store's events as one epoch, until {@link #replace} makes them another store's (a
      * shared history that lost the topic's history and started a new epoch). {@link #beforeRead}
      * runs at the start of each read: the moment a replacement can fall between the subscription's
      * look at the epoch and its read.
      */
-    private final class ReplacedHistory implements EventHistory {
+    private final class ReplacedHistory extends Delegating {
         volatile EventHistory current = store;
         final EventHistory next;
         Runnable beforeRead = () -> { };
@@ -116,27 +145,8 @@ class TopicSubscriptionTest {
         }
 
         @Override
-        public String epoch(String topic) {
-            return current.epoch(topic);
-        }
-
-        @Override
-        public void append(String topic, long seq, long ts, String key, byte[] data) {
-            current.append(topic, seq, ts, key, data);
-        }
-
-        @Override
-        public void sync() {
-        }
-
-        @Override
-        public TopicRange range(String topic) {
-            return current.range(topic);
-        }
-
-        @Override
-        public long findByIdempotencyKey(String topic, String key) {
-            return -1;
+        EventHistory target() {
+            return current;
         }
 
         @Override
@@ -299,7 +309,7 @@ class TopicSubscriptionTest {
      * A history whose events up to 3 are elsewhere (as a cluster node's cold range is in Redis):
      * reads of them answer NOT_AT_HAND and {@link #fetch} completes when the test says.
      */
-    private final class RemoteStart implements EventHistory {
+    private final class RemoteStart extends Delegating {
         final List<CompletableFuture<Fetched>> fetches = new ArrayList<>();
         final List<Long> fetchedAfter = new ArrayList<>();
         CompletableFuture<Void> prepared = CompletableFuture.completedFuture(null);
@@ -310,27 +320,8 @@ class TopicSubscriptionTest {
         }
 
         @Override
-        public String epoch(String topic) {
-            return store.epoch();
-        }
-
-        @Override
-        public void append(String topic, long seq, long ts, String key, byte[] data) {
-            store.append(topic, seq, ts, key, data);
-        }
-
-        @Override
-        public void sync() {
-        }
-
-        @Override
-        public TopicRange range(String topic) {
-            return store.range(topic);
-        }
-
-        @Override
-        public long findByIdempotencyKey(String topic, String key) {
-            return -1;
+        EventHistory target() {
+            return store;
         }
 
         @Override
