@@ -77,6 +77,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private String replayEpoch;
     /** Encodes the replay's frames while one runs (of {@link #replayEpoch}); dropped when the subscription goes live. */
     private EventFormat.ReplayAppender replayAppender;
+    /** The epoch and position a {@link #fetch} asked from; a page for another one is not applied. */
+    private String fetchEpoch;
+    private long fetchAfter;
     private String appenderEpoch;
 
     /** begin() asked the history to catch up to the requested ID once already. */
@@ -353,6 +356,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     /** Asks the history for the events after {@link #lastSeq}; they are written on this event loop. */
     private void fetch() {
         fetching = true;
+        fetchEpoch = epoch;
+        fetchAfter = lastSeq;
         history.fetch(topic, lastSeq, REPLAY_READ).whenComplete((page, failure) -> {
             try {
                 sink.eventLoop().execute(() -> fetched(page, failure));
@@ -373,8 +378,12 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                         ? failure.getCause() : failure;
                 throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
             }
-            if (epochChanged() || !page.epoch().equals(epoch)) {
-                scheduleStep(); // the history was replaced meanwhile: the next step starts the new one
+            if (epochChanged() || !page.epoch().equals(epoch)
+                    || !fetchEpoch.equals(epoch) || fetchAfter != lastSeq) {
+                // the history was replaced meanwhile, or a live event of the new epoch reset this
+                // subscription while the page was on its way: the page follows another position,
+                // and the next step reads from this one
+                scheduleStep();
                 return;
             }
             replayEpoch = epoch;
@@ -423,8 +432,9 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             return;
         }
         if (replayed == null) {
-            int expected = REPLAY_READ * (data.length() + topic.length() + 96);
-            replayed = sink.alloc().directBuffer(Math.min(REPLAY_BUFFER, expected));
+            // in long: 256 events of up to limits.maxPublishBytes (16 MiB) overflow an int
+            long expected = (long) REPLAY_READ * (data.length() + topic.length() + 96);
+            replayed = sink.alloc().directBuffer((int) Math.min(REPLAY_BUFFER, expected));
         }
         if (replayAppender == null || !replayEpoch.equals(appenderEpoch)) {
             replayAppender = sink.format().appender(topic, replayEpoch);

@@ -123,6 +123,10 @@ class TopicSubscriptionTest {
         public long findByIdempotencyKey(String topic, String key) {
             return -1;
         }
+
+        @Override
+        public void close() {
+        }
     }
 
     /**
@@ -155,9 +159,6 @@ class TopicSubscriptionTest {
             return current.read(topic, epoch, afterSeq, max, visitor);
         }
 
-        @Override
-        public void close() {
-        }
     }
 
     @Test
@@ -346,9 +347,6 @@ class TopicSubscriptionTest {
             t.join();
         }
 
-        @Override
-        public void close() {
-        }
     }
 
     @Test
@@ -378,6 +376,82 @@ class TopicSubscriptionTest {
         sub.onLive(store.epoch(), 7, seven);
         sub.endOfBatch();
         assertThat(written()).as("live again after the catch-up").containsExactly("event:7");
+    }
+
+    /**
+     * A cluster history whose old epoch's events up to 3 are in Redis (fetched), until
+     * {@link #replace} makes the topic another store's (Redis lost it; a new epoch).
+     */
+    private final class ReplacedRemote extends Delegating {
+        volatile EventHistory current = store;
+        final EventHistory next;
+        final List<CompletableFuture<Fetched>> fetches = new ArrayList<>();
+
+        ReplacedRemote(EventHistory next) {
+            this.next = next;
+        }
+
+        @Override
+        EventHistory target() {
+            return current;
+        }
+
+        void replace() {
+            current = next;
+        }
+
+        @Override
+        public int read(String topic, String epoch, long afterSeq, int max, EventVisitor visitor) {
+            return current == store && afterSeq < 3 ? NOT_AT_HAND : current.read(topic, epoch, afterSeq, max, visitor);
+        }
+
+        @Override
+        public CompletionStage<Fetched> fetch(String topic, long afterSeq, int max) {
+            CompletableFuture<Fetched> f = new CompletableFuture<>();
+            fetches.add(f);
+            return f;
+        }
+    }
+
+    @Test
+    void aPageFetchedForThePositionBeforeAResetToANewEpochIsNotAppliedAfterIt() throws Exception {
+        ChronicleEventStore replacement =
+                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        try {
+            for (int i = 1; i <= 4; i++) {
+                replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+            }
+            ReplacedRemote history = new ReplacedRemote(replacement);
+            TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub,
+                    metrics, e -> {
+                        throw e;
+                    });
+            String old = store.epoch();
+            String now = replacement.epoch();
+            channel.eventLoop().execute(() -> sub.start(new EventId(old, 1)));
+            assertThat(writtenIds()).containsExactly("subscribed:" + old + "-1"); // its page after 1 is out
+
+            // Redis loses the topic; a live event of the new epoch resets the subscription to its
+            // start while the page is on its way
+            history.replace();
+            ByteBuf four = Unpooled.wrappedBuffer(ProtocolCodec.encodeEvent("t", new EventId(now, 4),
+                    clock.currentTimeMillis(), "{\"new\":4}".getBytes(StandardCharsets.UTF_8)));
+            sub.onLive(now, 4, four);
+            sub.endOfBatch();
+            assertThat(writtenIds()).containsExactly("reset:" + now + "-0");
+
+            // the page comes, as the history fetched it: the new epoch's events after 1
+            EventHistory.Fetched.Builder b = new EventHistory.Fetched.Builder(4);
+            replacement.read("t", 1, 3, b);
+            Thread t = new Thread(() -> history.fetches.get(0).complete(b.build(now, 4)));
+            t.start();
+            t.join();
+            assertThat(writtenIds()).as("from the new epoch's start, not its 2 after the reset (a hole called expired)")
+                    .containsExactly("event:" + now + "-1", "event:" + now + "-2", "event:" + now + "-3",
+                            "event:" + now + "-4");
+        } finally {
+            replacement.close();
+        }
     }
 
     @Test
