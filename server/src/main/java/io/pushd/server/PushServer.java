@@ -148,7 +148,9 @@ public final class PushServer implements AutoCloseable {
                         access));
         this.tcpConnections = tcpCaps(config, clientAddress, metrics);
         try {
-            if (sc.replayWarmup()) {
+            // Cluster mode reads replays from RedisHistory (its ring, its cache): a warm-up on the
+            // local store would compile the call sites for the wrong class and be thrown away.
+            if (sc.replayWarmup() && store != null) {
                 warmUpReplay(Path.of(sc.dataDir()), channelType); // before the port opens: clients replay compiled code
             }
             this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
@@ -173,7 +175,9 @@ public final class PushServer implements AutoCloseable {
             ReplayWarmup.Result r = ReplayWarmup.run(dataDir, workerGroup, channelType);
             log.info("replay warm-up: {} events replayed in {} ms (store.replayWarmup)", r.replayedEvents(),
                     r.millis());
-        } catch (RuntimeException e) {
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception | LinkageError e) { // Netty's sync() rethrows checked ones (a failed bind) undeclared
             log.warn("replay warm-up failed ({}); the first replays compile the replay path", e.toString());
         }
     }

@@ -91,7 +91,9 @@ public record AuthConfig(Mode mode, Jwt jwt, List<String> publishAllowedFrom, in
      * @param leeway       clock skew allowed on {@code exp} and {@code nbf}
      * @param requireExp   refuse tokens without {@code exp}
      */
-    public record Jwt(String jwksFile, String jwksUrl, String issuer, String audience, Duration leeway,
+    public record Jwt(String jwksFile,
+                      @com.fasterxml.jackson.databind.annotation.JsonSerialize(using = RedactingUrl.class) String jwksUrl,
+                      String issuer, String audience, Duration leeway,
                       boolean requireExp, Duration pollInterval, Duration refreshInterval) {
         public static final Duration DEFAULT_LEEWAY = Duration.ofSeconds(30);
         public static final boolean DEFAULT_REQUIRE_EXP = true;
@@ -147,6 +149,19 @@ public record AuthConfig(Mode mode, Jwt jwt, List<String> publishAllowedFrom, in
          * The URL as a message may show it: a {@code user:password@} before the host becomes
          * {@code REDACTED@}, and a query (where API keys travel) and fragment {@code ?REDACTED}.
          */
+        /**
+         * The printed configuration ({@code --print-config}, the start-up log) shows the URL without
+         * its query, as {@link KeySource}'s own log lines do: an identity provider's key URL may
+         * carry an API key there.
+         */
+        static final class RedactingUrl extends com.fasterxml.jackson.databind.JsonSerializer<String> {
+            @Override
+            public void serialize(String value, com.fasterxml.jackson.core.JsonGenerator g,
+                                  com.fasterxml.jackson.databind.SerializerProvider p) throws java.io.IOException {
+                g.writeString(withoutCredentials(value));
+            }
+        }
+
         private static String withoutCredentials(String url) {
             return url == null ? null : url.replaceFirst("^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@", "$1REDACTED@")
                     .replaceFirst("[?#].*$", "?REDACTED");

@@ -341,6 +341,11 @@ final class HistoryRoute {
 
         /** The topic's history was replaced meanwhile: none of this page goes out; start again in the new epoch. */
         private void restart() {
+            try {
+                g.close(); // gives its recycled buffer back; what it wrote goes with the body
+            } catch (IOException ignored) {
+                // writing to a ByteBuf does not fail
+            }
             body.release();
             try {
                 page(ctx, topic, after, limit).whenComplete((res, e) -> answer.complete(e == null ? res : unavailable()));

@@ -77,6 +77,15 @@ class AuthConfigTest {
     }
 
     @Test
+    void thePrintedConfigurationShowsTheJwksUrlWithoutItsQuery() {
+        io.pushd.server.config.ServerConfig c = io.pushd.server.config.ConfigLoader.load(null, java.util.Map.of(
+                "auth.mode", "jwt", "auth.jwt.jwksUrl", "https://id.example/jwks?api_key=k3y-123"));
+        String yaml = io.pushd.server.config.ConfigLoader.toYaml(c);
+        assertThat(yaml).contains("https://id.example/jwks?REDACTED").doesNotContain("k3y-123");
+        assertThat(c.auth().jwt().jwksUrl()).contains("k3y-123"); // the fetch still uses it
+    }
+
+    @Test
     void modeJwtWithAKeySourceIsValid() {
         AuthConfig c = AuthConfig.defaults().withJwt(AuthConfig.Jwt.defaults().withJwksUrl("https://id.example/jwks"))
                 .withMode(AuthConfig.Mode.JWT);
