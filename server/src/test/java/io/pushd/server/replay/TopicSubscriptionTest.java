@@ -60,6 +60,23 @@ class TopicSubscriptionTest {
         store.append("t", seq, clock.currentTimeMillis(), null, ("{\"n\":" + seq + "}").getBytes(StandardCharsets.UTF_8));
     }
 
+    /** A subscription of topic {@code t} on the test channel; a failure is rethrown into the test. */
+    private TopicSubscription subscription(EventHistory history) {
+        return new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub, metrics, e -> {
+            throw e;
+        });
+    }
+
+    /** Another store (another epoch) holding {@code {"new":1..events}} of topic {@code t}; the caller closes it. */
+    private ChronicleEventStore replacementWith(int events) {
+        ChronicleEventStore replacement =
+                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        for (int i = 1; i <= events; i++) {
+            replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
+        }
+        return replacement;
+    }
+
     private ByteBuf liveFrame(long seq) {
         return Unpooled.wrappedBuffer(ProtocolCodec.encodeEvent("t", new EventId(store.epoch(), seq),
                 clock.currentTimeMillis(), ("{\"n\":" + seq + "}").getBytes(StandardCharsets.UTF_8)));
@@ -148,6 +165,14 @@ class TopicSubscriptionTest {
             current = next;
         }
 
+        /** Replaces the history at the start of the next read, once. */
+        void replaceAtTheFirstRead() {
+            beforeRead = () -> {
+                beforeRead = () -> { };
+                replace();
+            };
+        }
+
         @Override
         EventHistory target() {
             return current;
@@ -163,21 +188,11 @@ class TopicSubscriptionTest {
 
     @Test
     void anEpochThatChangesBetweenTheEpochAndTheReadIsAResetNeverTheNewEventsUnderTheOldEpoch() throws Exception {
-        ChronicleEventStore replacement =
-                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        ChronicleEventStore replacement = replacementWith(7);
         try {
-            for (int i = 1; i <= 7; i++) {
-                replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
-            }
             ReplacedHistory history = new ReplacedHistory(replacement);
-            history.beforeRead = () -> {
-                history.beforeRead = () -> { };
-                history.replace(); // after the step looked at the epoch, before it reads
-            };
-            TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub,
-                    metrics, e -> {
-                        throw e;
-                    });
+            history.replaceAtTheFirstRead(); // after the step looked at the epoch, before it reads
+            TopicSubscription sub = subscription(history);
             String old = store.epoch();
             String now = replacement.epoch();
             channel.eventLoop().execute(() -> sub.start(new EventId(old, 2)));
@@ -193,21 +208,11 @@ class TopicSubscriptionTest {
 
     @Test
     void aLiveEventOfTheOldEpochQueuedBehindTheReplayIsDroppedAfterTheResetToTheNewEpoch() throws Exception {
-        ChronicleEventStore replacement =
-                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        ChronicleEventStore replacement = replacementWith(5);
         try {
-            for (int i = 1; i <= 5; i++) {
-                replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
-            }
             ReplacedHistory history = new ReplacedHistory(replacement);
-            history.beforeRead = () -> {
-                history.beforeRead = () -> { };
-                history.replace();
-            };
-            TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub,
-                    metrics, e -> {
-                        throw e;
-                    });
+            history.replaceAtTheFirstRead();
+            TopicSubscription sub = subscription(history);
             String old = store.epoch();
             String now = replacement.epoch();
             channel.eventLoop().execute(() -> sub.start(new EventId(old, 2)));
@@ -237,9 +242,7 @@ class TopicSubscriptionTest {
 
     @Test
     void replaysTheKeptEventsAfterTheIdThenTakesLiveFramesInSequence() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
-            throw e;
-        });
+        TopicSubscription sub = subscription(store);
         channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 2)));
         assertThat(written()).containsExactly("subscribed:2", "event:3", "event:4", "event:5");
 
@@ -253,9 +256,7 @@ class TopicSubscriptionTest {
 
     @Test
     void aLiveFrameAlreadySentByTheReplayIsDroppedAndReleased() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
-            throw e;
-        });
+        TopicSubscription sub = subscription(store);
         channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 0)));
         assertThat(written()).hasSize(6);
 
@@ -268,9 +269,7 @@ class TopicSubscriptionTest {
 
     @Test
     void aLiveFrameAfterAGapIsDroppedAndTheMissingEventsComeFromTheStore() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
-            throw e;
-        });
+        TopicSubscription sub = subscription(store);
         channel.eventLoop().execute(() -> sub.start(null)); // live only, at head 5
         assertThat(written()).containsExactly("subscribed:5"); // its id: where a resume would start
 
@@ -291,9 +290,7 @@ class TopicSubscriptionTest {
 
     @Test
     void anUnsubscribedTopicReleasesWhateverIsStillOffered() throws Exception {
-        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), store, hub, metrics, e -> {
-            throw e;
-        });
+        TopicSubscription sub = subscription(store);
         channel.eventLoop().execute(() -> sub.start(null));
         assertThat(written()).containsExactly("subscribed:5");
         sub.close();
@@ -352,10 +349,7 @@ class TopicSubscriptionTest {
     @Test
     void eventsThatMustBeFetchedAreWrittenBeforeAnyLiveEventAndTheStepsContinueFromTheStore() throws Exception {
         RemoteStart history = new RemoteStart();
-        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub, metrics,
-                e -> {
-                    throw e;
-                });
+        TopicSubscription sub = subscription(history);
         channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 1)));
         assertThat(written()).containsExactly("subscribed:1"); // the replay waits for its page
         assertThat(history.fetchedAfter).containsExactly(1L);
@@ -415,17 +409,10 @@ class TopicSubscriptionTest {
 
     @Test
     void aPageFetchedForThePositionBeforeAResetToANewEpochIsNotAppliedAfterIt() throws Exception {
-        ChronicleEventStore replacement =
-                new ChronicleEventStore(otherDataDir, Duration.ofHours(24), 1000, Duration.ofHours(24), false, clock);
+        ChronicleEventStore replacement = replacementWith(4);
         try {
-            for (int i = 1; i <= 4; i++) {
-                replacement.append("t", i, clock.currentTimeMillis(), null, ("{\"new\":" + i + "}").getBytes(StandardCharsets.UTF_8));
-            }
             ReplacedRemote history = new ReplacedRemote(replacement);
-            TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub,
-                    metrics, e -> {
-                        throw e;
-                    });
+            TopicSubscription sub = subscription(history);
             String old = store.epoch();
             String now = replacement.epoch();
             channel.eventLoop().execute(() -> sub.start(new EventId(old, 1)));
@@ -472,10 +459,7 @@ class TopicSubscriptionTest {
     void whileTheHistoryLoadsTheTopicNothingIsWrittenAndLiveEventsAreReplayedAfterSubscribed() throws Exception {
         RemoteStart history = new RemoteStart();
         history.prepared = new CompletableFuture<>();
-        TopicSubscription sub = new TopicSubscription("t", new WebSocketSink(channel, metrics), history, hub, metrics,
-                e -> {
-                    throw e;
-                });
+        TopicSubscription sub = subscription(history);
         channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 4)));
         assertThat(written()).as("no subscribed before the history knows the head").isEmpty();
         append(6);
