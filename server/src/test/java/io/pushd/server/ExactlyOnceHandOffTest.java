@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.pushd.protocol.EventId;
 import io.pushd.server.testing.Http;
 import io.pushd.server.testing.TestServers;
-import io.pushd.server.testing.WsClient;
+import io.pushd.server.testing.FrameStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The replay-to-live hand-off under load: publishers write as fast as they can while clients
  * keep connecting with IDs from the past; every client must see every sequence after its ID
- * exactly once, in order.
+ * exactly once, in order. The clients read raw frames ({@link FrameStream}), checked strictly.
  */
 class ExactlyOnceHandOffTest {
 
@@ -79,23 +79,23 @@ class ExactlyOnceHandOffTest {
         long checkedEvents = 0;
         int replayedFromStore = 0;
         for (int round = 0; round < ROUNDS; round++) {
-            List<WsClient> clients = new ArrayList<>();
+            List<FrameStream> clients = new ArrayList<>();
             List<Long> starts = new ArrayList<>();
             for (int c = 0; c < CLIENTS_PER_ROUND; c++) {
                 long head = server.store().range(TOPIC).head();
                 long after = ThreadLocalRandom.current().nextLong(Math.max(0, head - 400), head + 1);
                 starts.add(after);
-                clients.add(WsClient.connect(server.port(), "topic=" + TOPIC + "@" + server.epoch() + "-" + after));
+                clients.add(FrameStream.connect(server.port(), "topic=" + TOPIC + "@" + server.epoch() + "-" + after));
             }
             for (int c = 0; c < clients.size(); c++) {
-                try (WsClient client = clients.get(c)) {
+                try (FrameStream client = clients.get(c)) {
                     JsonNode subscribed = client.next();
                     assertThat(subscribed.path("type").asText()).isEqualTo("subscribed");
                     long headAtSubscribe = EventId.parse(subscribed.path("head").asText()).seq();
                     long expected = starts.get(c) + 1;
                     long until = headAtSubscribe + LIVE_TAIL;
                     while (expected <= until) {
-                        JsonNode m = client.next();
+                        JsonNode m = next(client, round, c, expected, headAtSubscribe);
                         assertThat(m.path("type").asText()).as("message %s", m).isEqualTo("event");
                         long seq = EventId.parse(m.path("id").asText()).seq();
                         assertThat(seq).as("round %d client %d: sequence after %d", round, c, expected - 1)
@@ -112,5 +112,22 @@ class ExactlyOnceHandOffTest {
         // The test is only meaningful if the hand-off really happened under load.
         assertThat(replayedFromStore).isGreaterThan(ROUNDS);
         assertThat(checkedEvents).isGreaterThan((long) ROUNDS * CLIENTS_PER_ROUND * LIVE_TAIL);
+    }
+
+    /** The client's next message; when none comes, what the server and the publishers were doing. */
+    private JsonNode next(FrameStream client, int round, int c, long expected, long headAtSubscribe)
+            throws InterruptedException {
+        try {
+            return client.next();
+        } catch (AssertionError quiet) {
+            StringBuilder publisherStates = new StringBuilder();
+            for (Thread t : publishers) {
+                publisherStates.append(t.getName()).append(' ').append(t.getState()).append(' ');
+            }
+            throw new AssertionError("round " + round + " client " + c + " waits for " + expected
+                    + " (head at subscribe " + headAtSubscribe + "); store head now "
+                    + server.store().range(TOPIC).head() + ", " + acknowledged.get() + " acknowledged, "
+                    + publisherStates + "; " + quiet.getMessage(), quiet);
+        }
     }
 }

@@ -92,11 +92,16 @@ public final class WebSocketSink implements SessionSink {
     public void send(ServerMessage message) {
         // encoded straight into a pooled buffer: no tree, String or heap copy per message
         ByteBuf payload = channel.alloc().buffer(128);
+        boolean encoded = false;
         try {
             ProtocolCodec.encode(message, new ByteBufOutputStream(payload));
-        } catch (IOException | RuntimeException e) {
-            payload.release();
-            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+            encoded = true;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            if (!encoded) {
+                payload.release(); // whatever failed, an Error included (a stale protocol jar: NoSuchMethodError)
+            }
         }
         channel.write(new TextWebSocketFrame(payload), channel.voidPromise());
     }

@@ -127,9 +127,25 @@ public final class WsClient implements AutoCloseable {
     public JsonNode next(Duration timeout) throws InterruptedException {
         JsonNode n = messages.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
         if (n == null) {
-            throw new AssertionError("no message within " + timeout);
+            throw new AssertionError("no message within " + timeout + endedBecause());
         }
         return n;
+    }
+
+    /** What ended the socket, if something did: the server's close, or a failure (e.g. invalid JSON). */
+    private String endedBecause() {
+        if (!closeCode.isDone()) {
+            return "";
+        }
+        try {
+            return "; closed by the server with " + closeCode.join()[0] + " " + holder.closeReason;
+        } catch (java.util.concurrent.CompletionException e) {
+            StringBuilder chain = new StringBuilder("; the socket failed:");
+            for (Throwable t = e.getCause(); t != null; t = t.getCause()) {
+                chain.append(' ').append(t);
+            }
+            return chain.toString();
+        }
     }
 
     public JsonNode next() throws InterruptedException {
