@@ -56,6 +56,8 @@ public final class KeySource implements AutoCloseable {
     private final HttpClient http;
     private final java.util.concurrent.ExecutorService httpThreads;
     private final Duration minEarlyFetchGap;
+    /** {@link #FETCH_TIMEOUT}; shorter in tests of a stalling identity provider. */
+    private final Duration fetchTimeout;
 
     private volatile KeySet fromFile = KeySet.EMPTY;
     private volatile KeySet fromUrl = KeySet.EMPTY;
@@ -75,8 +77,10 @@ public final class KeySource implements AutoCloseable {
     private record Fingerprint(long mtimeNanos, long size, Object fileKey) {
     }
 
-    private KeySource(Path file, URI url, Duration refreshInterval, boolean threads, Duration minEarlyFetchGap) {
+    private KeySource(Path file, URI url, Duration refreshInterval, boolean threads, Duration minEarlyFetchGap,
+                      Duration fetchTimeout) {
         this.minEarlyFetchGap = minEarlyFetchGap;
+        this.fetchTimeout = fetchTimeout;
         this.file = file;
         this.url = url;
         this.refreshInterval = refreshInterval;
@@ -85,7 +89,7 @@ public final class KeySource implements AutoCloseable {
         this.httpThreads = url == null ? null
                 : Executors.newSingleThreadExecutor(r -> thread(r, "push-auth-jwks-http"));
         this.http = url == null ? null : HttpClient.newBuilder()
-                .connectTimeout(FETCH_TIMEOUT)
+                .connectTimeout(fetchTimeout)
                 // https -> http redirects are never followed by NORMAL: keys are not downgraded to clear text
                 .followRedirects(HttpClient.Redirect.NORMAL)
                 .executor(httpThreads)
@@ -105,9 +109,13 @@ public final class KeySource implements AutoCloseable {
     }
 
     static KeySource start(AuthConfig.Jwt config, Duration minEarlyFetchGap) {
+        return start(config, minEarlyFetchGap, FETCH_TIMEOUT);
+    }
+
+    static KeySource start(AuthConfig.Jwt config, Duration minEarlyFetchGap, Duration fetchTimeout) {
         Path file = config.jwksFile() == null ? null : Path.of(config.jwksFile());
         URI url = config.jwksUrl() == null ? null : URI.create(config.jwksUrl());
-        KeySource s = new KeySource(file, url, config.refreshInterval(), true, minEarlyFetchGap);
+        KeySource s = new KeySource(file, url, config.refreshInterval(), true, minEarlyFetchGap, fetchTimeout);
         if (file != null) {
             String problem = s.pollFile(true);
             if (problem != null) {
@@ -126,7 +134,7 @@ public final class KeySource implements AutoCloseable {
 
     /** A fixed set that never changes, for tests and embedding. */
     static KeySource fixed(KeySet keys) {
-        KeySource s = new KeySource(null, null, Duration.ofDays(1), false, MIN_EARLY_FETCH_GAP);
+        KeySource s = new KeySource(null, null, Duration.ofDays(1), false, MIN_EARLY_FETCH_GAP, FETCH_TIMEOUT);
         s.fromFile = keys;
         s.current = keys;
         return s;
@@ -236,7 +244,7 @@ public final class KeySource implements AutoCloseable {
         lastFetchNanos.set(System.nanoTime());
         String where = url.getScheme() + "://" + url.getAuthority() + url.getPath(); // never the query
         try {
-            HttpRequest req = HttpRequest.newBuilder(url).timeout(FETCH_TIMEOUT)
+            HttpRequest req = HttpRequest.newBuilder(url).timeout(fetchTimeout)
                     .header("Accept", "application/jwk-set+json, application/json").GET().build();
             HttpResponse<InputStream> resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
             // the request's timeout ends with the headers: a body that stalls would hold this thread, so
@@ -245,7 +253,7 @@ public final class KeySource implements AutoCloseable {
             CompletableFuture<Void> deadline = CompletableFuture.runAsync(() -> {
                 late.set(true);
                 closeQuietly(resp.body());
-            }, CompletableFuture.delayedExecutor(FETCH_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
+            }, CompletableFuture.delayedExecutor(fetchTimeout.toMillis(), TimeUnit.MILLISECONDS));
             byte[] body;
             try (InputStream in = resp.body()) {
                 body = in.readNBytes(MAX_DOCUMENT_BYTES + 1);
@@ -258,7 +266,7 @@ public final class KeySource implements AutoCloseable {
                 deadline.cancel(false);
             }
             if (late.get()) {
-                failed(where, "no whole answer within " + FETCH_TIMEOUT.toSeconds() + " s");
+                failed(where, "no whole answer within " + fetchTimeout.toMillis() + " ms");
                 return;
             }
             if (resp.statusCode() != 200) {
