@@ -1,0 +1,54 @@
+// The first replays after a restart, the reconnect herd's load: one subscriber resumes a topic of
+// N kept events from its start on a server that has just become ready, then again; prints server
+// CPU µs per replayed event for each, split into event loops, JIT compiler threads and the rest
+// (from /proc/PID/task/*/stat). Usage (bench/replay-after-restart.sh runs it):
+//   node bench/replay-after-restart.mjs --port P --pid PID --topic T --events N [--replays 2]
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import http from 'node:http';
+const argv = process.argv.slice(2);
+const opt = (k, d) => { const i = argv.indexOf('--' + k); return i >= 0 ? argv[i + 1] : d; };
+const port = Number(opt('port')), pid = opt('pid'), topic = opt('topic'), N = Number(opt('events'));
+const replays = Number(opt('replays', 2));
+// the peers driver's npm packages (its bench.sh installs them; PEERS_NODE as there)
+const require = createRequire((process.env.PEERS_NODE || '/tmp/peers-node') + '/node_modules/');
+const WebSocket = require('ws');
+const threads = () => {
+  const split = { loops: 0, jit: 0, other: 0 };
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const s = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const name = s.slice(s.indexOf('(') + 1, s.lastIndexOf(')'));
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(f[11]) + Number(f[12]);
+      const k = /^multiThreadIo|EventLoop/.test(name) ? 'loops' : /^C[12] Compiler/.test(name) ? 'jit' : 'other';
+      split[k] += ticks;
+    } catch { /* a thread that ended */ }
+  }
+  return split;
+};
+const info = await new Promise((res, rej) => http.get({ host: '127.0.0.1', port, path: `/v1/topics/${topic}` }, r => {
+  let b = ''; r.on('data', d => b += d); r.on('end', () => res(JSON.parse(b)));
+}).on('error', rej));
+const results = [];
+for (let k = 0; k < replays; k++) {
+  const c0 = threads(); const t0 = performance.now();
+  let got = 0, bad = 0, last = 0;
+  await new Promise((res, rej) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/live?topic=${topic}@${info.epoch}-0`);
+    ws.on('message', raw => {
+      const f = JSON.parse(raw.toString());
+      if (f.type === 'reset') { console.error('reset: ' + raw); ws.terminate(); res(); return; }
+      if (f.type !== 'event') return;
+      const seq = Number(f.id.split('-')[1]); if (seq !== last + 1) bad++; last = seq;
+      if (++got === N) { ws.close(); res(); }
+    });
+    ws.on('error', rej);
+    setTimeout(() => { ws.terminate(); res(); }, 120000);
+  });
+  const c1 = threads(); const us = x => +((c1[x] - c0[x]) * 10000 / Math.max(1, got)).toFixed(2);
+  results.push({ replay: k + 1, received: got, outOfOrder: bad, seconds: +((performance.now() - t0) / 1000).toFixed(2),
+    cpuUsPerEvent: +(us('loops') + us('jit') + us('other')).toFixed(2), loops: us('loops'), jit: us('jit'), other: us('other') });
+}
+console.log(JSON.stringify({ events: N, results }));
+process.exit(0);

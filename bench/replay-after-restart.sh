@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The first replay after a restart (what the reconnect herd costs): fills a topic with N events
+# (default 100,000) on a fresh server, stops it (SIGTERM), starts it again on the same data
+# directory, and as soon as it is ready replays the topic from its start to one subscriber, twice
+# (bench/replay-after-restart.mjs). Server pinned to core 0 and the client to core 1 unless
+# PIN_SERVER / PIN_DRIVER say otherwise; PUSH_JVM_OPTS and PUSH_* variables reach the server.
+# Needs: `mvn -q -DskipTests package` first, Node, and the peers driver's npm packages (run its
+# bench.sh once: it installs them in /tmp/peers-node, or PEERS_NODE).
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd); peers=${PEERS:-$root/../shared/peers}
+n=${1:-100000}; port=${PORT:-18190}; dir=$(mktemp -d); topic=replay$$
+jar=$root/server/target/push-server.jar
+start() {
+  taskset -c ${PIN_SERVER:-0} java ${PUSH_JVM_OPTS:-} -jar $jar --port $port --data-dir $dir/data >> $dir/log 2>&1 &
+  pid=$!
+  for i in $(seq 1 120); do curl -fs http://127.0.0.1:$port/readyz > /dev/null && return; sleep 0.1; done
+  echo "server did not become ready: $(tail -5 $dir/log)" >&2; exit 1
+}
+start
+taskset -c ${PIN_DRIVER:-1} node $peers/replay.mjs --port $port --events $n --topic $topic > /dev/null
+kill -TERM $pid; wait $pid 2>/dev/null
+start
+taskset -c ${PIN_DRIVER:-1} node $root/bench/replay-after-restart.mjs \
+    --port $port --pid $pid --topic $topic --events $n
+kill -TERM $pid; wait $pid 2>/dev/null; rm -rf $dir
