@@ -329,6 +329,11 @@ public final class PushServer implements AutoCloseable {
         return store;
     }
 
+    /** The open sessions of every transport. */
+    public Sessions sessions() {
+        return sessions;
+    }
+
     public ServerMetrics metrics() {
         return metrics;
     }

@@ -318,10 +318,18 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * {@code coalesceMinSubscribers}: only a topic's subscribers on one event loop at least this
      * many are held (the saving is a write per subscriber; a handful would only wait).
      */
-    public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers) {
+    /**
+     * @param tcpNoDelay false: live connections (WebSocket, SSE) leave Nagle's algorithm on, so the
+     *                   kernel holds a subscriber's small writes while an earlier one is
+     *                   unacknowledged and sends them in one segment: under load fewer segments and
+     *                   cheaper sends, for latency up to the peer's delayed ACK; a lone event still
+     *                   goes at once. HTTP (publishes, history) always sends at once.
+     */
+    public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers, boolean tcpNoDelay) {
         public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ZERO;
         public static final Duration MAX_COALESCE_WINDOW = Duration.ofMillis(50);
         public static final int DEFAULT_COALESCE_MIN_SUBSCRIBERS = 32;
+        public static final boolean DEFAULT_TCP_NO_DELAY = true;
 
         public Fanout {
             require(coalesceWindow != null && !coalesceWindow.isNegative()
@@ -330,12 +338,20 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             require(coalesceMinSubscribers >= 1, "fanout.coalesceMinSubscribers", coalesceMinSubscribers, ">= 1");
         }
 
+        public Fanout(Duration coalesceWindow, int coalesceMinSubscribers) {
+            this(coalesceWindow, coalesceMinSubscribers, DEFAULT_TCP_NO_DELAY);
+        }
+
         public Fanout(Duration coalesceWindow) {
             this(coalesceWindow, DEFAULT_COALESCE_MIN_SUBSCRIBERS);
         }
 
+        public Fanout withTcpNoDelay(boolean on) {
+            return new Fanout(coalesceWindow, coalesceMinSubscribers, on);
+        }
+
         public static Fanout defaults() {
-            return new Fanout(DEFAULT_COALESCE_WINDOW, DEFAULT_COALESCE_MIN_SUBSCRIBERS);
+            return new Fanout(DEFAULT_COALESCE_WINDOW, DEFAULT_COALESCE_MIN_SUBSCRIBERS, DEFAULT_TCP_NO_DELAY);
         }
     }
 

@@ -150,6 +150,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.addLast(HandlerNames.WS_PROTOCOL, new LiveProtocolHandler(wsConfig));
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
         p.addLast(HandlerNames.WS_SESSION, new LiveSessionHandler(server, clientIp, grant, initial));
+        applyLiveSocketOptions(httpApi.channel());
         p.context(HandlerNames.HTTP_AGGREGATOR).fireChannelRead(upgrade);
     }
 
@@ -182,6 +183,17 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.remove(HandlerNames.HTTP_API);
         p.addLast(HandlerNames.SSE_SESSION, new SseSessionHandler(server.sessions(),
                 server.config().heartbeat().sseInterval(), clientIp, grant, topics));
+        applyLiveSocketOptions(httpApi.channel());
+    }
+
+    /**
+     * {@code fanout.tcpNoDelay: false}: a connection that has become a live stream leaves Nagle's
+     * algorithm on (every connection starts with it off, so HTTP answers go out at once).
+     */
+    private void applyLiveSocketOptions(io.netty.channel.Channel ch) {
+        if (!server.config().fanout().tcpNoDelay()) {
+            ch.config().setOption(io.netty.channel.ChannelOption.TCP_NODELAY, false);
+        }
     }
 
     /**

@@ -45,6 +45,11 @@ public final class WebSocketSink implements SessionSink {
         this.metrics = metrics;
     }
 
+    /** The connection written to. */
+    public Channel channel() {
+        return channel;
+    }
+
     @Override
     public String id() {
         return channel.id().asShortText();

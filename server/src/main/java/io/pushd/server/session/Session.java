@@ -50,6 +50,11 @@ public final class Session {
         this.context = context;
     }
 
+    /** Where this session writes (tests look at its connection through it). */
+    public SessionSink sink() {
+        return sink;
+    }
+
     /**
      * The transport is established (a WebSocket upgrade completed). Closes a session that comes
      * too late (the drain began) or over a limit, with a retry hint; otherwise admits it and

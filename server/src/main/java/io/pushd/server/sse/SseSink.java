@@ -59,6 +59,11 @@ public final class SseSink implements SessionSink {
         }
     }
 
+    /** The connection written to. */
+    public Channel channel() {
+        return channel;
+    }
+
     @Override
     public String id() {
         return channel.id().asShortText();

@@ -374,6 +374,15 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void fanoutTcpNoDelayIsOnByDefaultAndTurnedOffFromTheFileOrTheEnvironment() throws IOException {
+        assertThat(ConfigLoader.load(SHIPPED, Map.of()).fanout().tcpNoDelay()).isTrue();
+        assertThat(ConfigLoader.load(yaml("fanout:\n  tcpNoDelay: false\n"), Map.of()).fanout().tcpNoDelay()).isFalse();
+        assertThat(ConfigLoader.load(SHIPPED, ConfigLoader.fromEnvironment(
+                Map.of("PUSH_FANOUT_TCP_NO_DELAY", "false"))).fanout().tcpNoDelay()).isFalse();
+        assertThat(loadFailure("fanout:\n  tcpNoDelay: sometimes\n")).hasMessageContaining("fanout.tcpNoDelay");
+    }
+
+    @Test
     void aFanoutCoalesceMinimumBelowOneIsRejectedByName() throws IOException {
         assertThat(loadFailure("fanout:\n  coalesceMinSubscribers: 0\n"))
                 .hasMessage("fanout.coalesceMinSubscribers: 0 (expected: >= 1)");
