@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Publish latency while a fan-out runs: waits for a push-server started by bench.sh, then after
-# the driver's warm-up POSTs N events (default 160, 20/s: inside the 10 s window) to another topic over one keep-alive
-# connection (publish-probe.mjs; curl's own connection set-up and start made most of what it
-# measured) and prints p50/p90/p99/max of the round trip in ms.
+# the driver's warm-up POSTs N events (default 160 at 20/s: inside the 10 s window) to another
+# topic over one keep-alive connection (publish-probe.mjs; curl's own connection set-up made most
+# of what it measured) and prints p50/p90/p99/max of the round trip in ms.
 # Usage: bench/publish-probe.sh [N] [JAR-PATH] & bench/compare.sh ...
 n=${1:-160}; jar=${2:-push-server.jar}
 for i in $(seq 1 240); do

@@ -14,7 +14,7 @@ start() {
   taskset -c ${PIN_SERVER:-0} java ${PUSH_JVM_OPTS:-} -jar $jar --port $port --data-dir $dir/data >> $dir/log 2>&1 &
   pid=$!
   for i in $(seq 1 120); do curl -fs http://127.0.0.1:$port/readyz > /dev/null && return; sleep 0.1; done
-  echo "server did not become ready: $(tail -5 $dir/log)" >&2; exit 1
+  echo "server did not become ready: $(tail -5 $dir/log)" >&2; kill $pid; exit 1
 }
 start
 taskset -c ${PIN_DRIVER:-1} node $peers/replay.mjs --port $port --events $n --topic $topic > /dev/null

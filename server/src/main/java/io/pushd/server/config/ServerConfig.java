@@ -317,13 +317,11 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * added latency); an event after a quiet spell goes at once. 0 = every event at once.
      * {@code coalesceMinSubscribers}: only a topic's subscribers on one event loop at least this
      * many are held (the saving is a write per subscriber; a handful would only wait).
-     */
-    /**
-     * @param tcpNoDelay false: live connections (WebSocket, SSE) leave Nagle's algorithm on, so the
-     *                   kernel holds a subscriber's small writes while an earlier one is
-     *                   unacknowledged and sends them in one segment: under load fewer segments and
-     *                   cheaper sends, for latency up to the peer's delayed ACK; a lone event still
-     *                   goes at once. HTTP (publishes, history) always sends at once.
+     * {@code tcpNoDelay} false: live connections (WebSocket, SSE) leave Nagle's algorithm on, so
+     * the kernel holds a subscriber's small writes while an earlier one is unacknowledged and
+     * sends them in one segment: under load fewer segments and cheaper sends, for latency up to
+     * the peer's delayed ACK; an event after a quiet spell still goes at once. HTTP (publishes,
+     * history) always sends at once.
      */
     public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers, boolean tcpNoDelay) {
         public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ZERO;
