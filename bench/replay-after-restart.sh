@@ -10,6 +10,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd); peers=${PEERS:-$root/../shared/peers}
 n=${1:-100000}; port=${PORT:-18190}; dir=$(mktemp -d); topic=replay$$
 jar=$root/server/target/push-server.jar
+trap 'rm -rf $dir' EXIT
 start() {
   taskset -c ${PIN_SERVER:-0} java ${PUSH_JVM_OPTS:-} -jar $jar --port $port --data-dir $dir/data >> $dir/log 2>&1 &
   pid=$!
@@ -22,4 +23,4 @@ kill -TERM $pid; wait $pid 2>/dev/null
 start
 taskset -c ${PIN_DRIVER:-1} node $root/bench/replay-after-restart.mjs \
     --port $port --pid $pid --topic $topic --events $n
-kill -TERM $pid; wait $pid 2>/dev/null; rm -rf $dir
+kill -TERM $pid; wait $pid 2>/dev/null

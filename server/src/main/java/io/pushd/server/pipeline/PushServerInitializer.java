@@ -187,8 +187,10 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     }
 
     /**
-     * {@code fanout.tcpNoDelay: false}: a connection that has become a live stream leaves Nagle's
-     * algorithm on (every connection starts with it off, so HTTP answers go out at once).
+     * {@code fanout.tcpNoDelay: false}: a connection that becomes a live stream leaves Nagle's
+     * algorithm on from its 101 or its {@code 200 text/event-stream} on (every connection starts
+     * with it off, so HTTP answers go out at once). Close frames are not held: the close sends a
+     * FIN right behind them, which pushes out what Nagle holds.
      */
     private void applyLiveSocketOptions(io.netty.channel.Channel ch) {
         if (!server.config().fanout().tcpNoDelay()) {

@@ -16,8 +16,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A WebSocket client over a plain socket that reads every frame as it comes, on a thread of its
- * own (as a browser does), and checks each strictly: unmasked, FIN, a text frame of valid UTF-8
- * holding one JSON value. For stress tests whose server writes a large replay right behind the
+ * own (as a browser does: pings are answered), and checks each strictly: FIN, no RSV bits, text
+ * (valid UTF-8 holding one JSON value), ping or pong; anything else ends the stream with a reason. For stress tests whose server writes a large replay right behind the
  * 101: the JDK's {@code java.net.http} client (17.0.15) then, under load, now and then reports
  * "Invalid UTF-8 in frame TEXT" for frames a packet capture shows intact on the wire (the
  * failing frame straddled the end of the client's first 16 KiB read, which also held the
@@ -58,8 +58,16 @@ public final class FrameStream implements AutoCloseable {
                     failure = "closed by the server: " + f;
                     return;
                 }
+                if (f.opcode() == WsFrame.PING) {
+                    ws.send(new WsFrame(true, 0, WsFrame.PONG, f.payload())); // as a browser does
+                    continue;
+                }
+                if (f.opcode() == WsFrame.PONG) {
+                    continue;
+                }
                 if (f.opcode() != WsFrame.TEXT) {
-                    continue; // pings: nothing to check here
+                    failure = "frame " + frames + " is neither text, ping nor pong: " + f;
+                    return;
                 }
                 String text;
                 try {
@@ -73,7 +81,7 @@ public final class FrameStream implements AutoCloseable {
                 messages.add(ProtocolCodec.mapper().readTree(text));
             }
             failure = "the server ended the connection without a close frame";
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             if (failure == null && !ws.socket.isClosed()) {
                 failure = "read failed: " + e;
             }
@@ -82,11 +90,19 @@ public final class FrameStream implements AutoCloseable {
 
     /** The next text message, or fails (saying why the stream ended, if it did) after 10 s. */
     public JsonNode next() throws InterruptedException {
-        JsonNode n = messages.poll(Duration.ofSeconds(10).toMillis(), TimeUnit.MILLISECONDS);
-        if (n == null) {
-            throw new AssertionError("no message within 10 s" + (failure == null ? "" : "; " + failure));
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            JsonNode n = messages.poll(50, TimeUnit.MILLISECONDS);
+            if (n != null) {
+                return n;
+            }
+            if (!reader.isAlive() && messages.isEmpty()) {
+                throw new AssertionError("the stream ended: " + failure); // at once, not after the timeout
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("no message within 10 s");
+            }
         }
-        return n;
     }
 
     @Override
