@@ -84,6 +84,16 @@ class TopicSubscriptionTest {
 
     /** Every text frame written so far, as {@code type:seq} (or just the type). */
     private List<String> written() throws Exception {
+        return written(id -> String.valueOf(EventId.parse(id).seq()));
+    }
+
+    /** Every text frame written so far, as {@code type:epoch-seq} (the full id, or just the type). */
+    private List<String> writtenIds() throws Exception {
+        return written(id -> id);
+    }
+
+    /** Every text frame written so far, released, as {@code type:label(id)} (or just the type). */
+    private List<String> written(java.util.function.UnaryOperator<String> label) throws Exception {
         channel.runPendingTasks();
         List<String> out = new ArrayList<>();
         Object msg;
@@ -93,22 +103,7 @@ class TopicSubscriptionTest {
             f.release();
             assertThat(f.refCnt()).isZero();
             String type = json.path("type").asText();
-            out.add(json.has("id") ? type + ":" + EventId.parse(json.path("id").asText()).seq() : type);
-        }
-        return out;
-    }
-
-    /** Every text frame written so far, as {@code type:epoch-seq} (the full id, or just the type). */
-    private List<String> writtenIds() throws Exception {
-        channel.runPendingTasks();
-        List<String> out = new ArrayList<>();
-        Object msg;
-        while ((msg = channel.readOutbound()) != null) {
-            TextWebSocketFrame f = (TextWebSocketFrame) msg;
-            var json = ProtocolCodec.mapper().readTree(f.text());
-            f.release();
-            String type = json.path("type").asText();
-            out.add(json.has("id") ? type + ":" + json.path("id").asText() : type);
+            out.add(json.has("id") ? type + ":" + label.apply(json.path("id").asText()) : type);
         }
         return out;
     }
