@@ -5,8 +5,10 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufOutputStream;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
+import io.netty.channel.unix.Socket;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameEncoder;
 import io.netty.handler.codec.http.websocketx.extensions.WebSocketExtensionEncoder;
@@ -17,6 +19,7 @@ import io.pushd.protocol.ServerMessage;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.session.SessionSink;
 import io.pushd.server.topic.EventFormat;
+import io.pushd.server.topic.LiveBatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 
@@ -39,6 +42,8 @@ public final class WebSocketSink implements SessionSink {
     private EventFormat format;
     /** The frame encoder's context when {@link #format} is whole frames: where events are written. */
     private ChannelHandlerContext belowEncoder;
+    /** With whole frames on a plain epoll connection: the socket live events are written to directly. */
+    private Socket socket;
 
     public WebSocketSink(Channel channel, ServerMetrics metrics) {
         this.channel = channel;
@@ -79,6 +84,7 @@ public final class WebSocketSink implements SessionSink {
             format = EventFormat.JSON; // compressed per connection
         } else {
             belowEncoder = encoder;
+            socket = SocketWrites.socketOf(channel);
             format = EventFormat.WEBSOCKET_FRAME;
         }
         return format;
@@ -91,6 +97,55 @@ public final class WebSocketSink implements SessionSink {
         } else {
             channel.write(new TextWebSocketFrame(encodedEvent), channel.voidPromise());
         }
+    }
+
+    /**
+     * Live events go straight to the socket ({@link SocketWrites}) when they can: whole frames, a
+     * plain epoll connection and nothing in Netty's outbound buffer they could overtake; what
+     * the socket does not take then, and every event otherwise, goes below the frame encoder as
+     * {@link #sendEvent} does.
+     */
+    @Override
+    public void sendLive(String topic, LiveBatch events, int from, int to) {
+        if (isClosing()) {
+            // our close frame is out or queued: nothing may follow it (RFC 6455 5.5.1), and the
+            // protocol handler that drops later writes is above where events are written
+            return;
+        }
+        long written = 0;
+        if (socket != null && pendingBytes() == 0 && SocketWrites.writable(events, from, to)) {
+            try {
+                written = SocketWrites.write(socket, events, from, to);
+            } catch (IOException e) {
+                written = 0; // the socket failed: Netty's write below meets the same error and closes
+            }
+        }
+        boolean queued = false;
+        for (int i = from; i < to; i++) {
+            ByteBuf event = events.event(i);
+            int length = event.readableBytes();
+            if (written >= length) {
+                written -= length; // all of it on the wire
+                continue;
+            }
+            if (written == 0) {
+                sendEvent(event.retainedDuplicate());
+            } else { // the socket took part of this frame (only a direct write does): the rest follows it
+                belowEncoder.write(event.retainedSlice(event.readerIndex() + (int) written, length - (int) written),
+                        channel.voidPromise());
+                written = 0;
+            }
+            queued = true;
+        }
+        if (queued) {
+            flush();
+        }
+    }
+
+    /** Bytes in Netty's outbound buffer (queued or being written), 0 when there is none. */
+    private long pendingBytes() {
+        ChannelOutboundBuffer out = channel.unsafe().outboundBuffer();
+        return out == null ? Long.MAX_VALUE : out.totalPendingWriteBytes();
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.pushd.server.session.SessionSink;
 import io.pushd.server.history.EventHistory;
 import io.pushd.server.history.TopicRange;
 import io.pushd.server.topic.EventFormat;
+import io.pushd.server.topic.LiveBatch;
 import io.pushd.server.topic.TopicHub;
 import java.util.function.Consumer;
 
@@ -66,9 +67,6 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private boolean stepScheduled;
     /** A fetch is out: no step runs until its page has been written (the connection's order). */
     private boolean fetching;
-    /** Live events written since the hub's last {@link #endOfBatch()}, and their message bytes (counted then, once). */
-    private int unflushed;
-    private long unflushedBytes;
     /** While a replay read runs with an appendable format: the events read so far, one buffer. */
     private ByteBuf replayed;
     /** The frames in {@link #replayed} and their message bytes, counted when it is sent. */
@@ -200,53 +198,73 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     @Override
-    public void onLive(String eventEpoch, long seq, ByteBuf encodedEvent) {
+    public void onLive(LiveBatch events) {
         try {
-            handleLive(eventEpoch, seq, encodedEvent);
+            handleLive(events);
         } catch (RuntimeException e) {
             fail(e);
         }
     }
 
-    private void handleLive(String eventEpoch, long seq, ByteBuf encodedEvent) {
+    /**
+     * Writes the events of the batch this subscription takes live, as runs of consecutive ones
+     * (one write and flush per run: normally the whole batch); a run is written before anything
+     * an event that breaks it may cause (a reset), so the connection's order is the events'.
+     */
+    private void handleLive(LiveBatch events) {
+        int n = events.size();
+        // once per batch: a shared history may replace the epoch meanwhile, which the next batch sees
+        String current = history.epoch(topic);
+        int from = -1;
+        long bytes = 0;
+        for (int i = 0; i < n; i++) {
+            long seq = events.seq(i);
+            if (mode == Mode.LIVE && seq == lastSeq + 1 && current.equals(epoch) && events.epoch(i).equals(epoch)
+                    && (from >= 0 || sink.isWritable())) {
+                lastSeq = seq;
+                bytes += sink.format().payloadBytes(events.event(i).readableBytes());
+                if (from < 0) {
+                    from = i;
+                }
+                continue;
+            }
+            if (from >= 0) {
+                writeLive(events, from, i, bytes);
+                from = -1;
+                bytes = 0;
+            }
+            skipLive(events.epoch(i), seq);
+        }
+        if (from >= 0) {
+            writeLive(events, from, n, bytes);
+        }
+    }
+
+    private void writeLive(LiveBatch events, int from, int to, long bytes) {
+        sink.sendLive(topic, events, from, to); // SSE: a multi-topic stream's cursor names the topic
+        metrics.delivered(to - from, bytes, false);
+    }
+
+    /** A live event not written: too early, of another epoch, a duplicate or a sign to catch up. */
+    private void skipLive(String eventEpoch, long seq) {
         if (mode == Mode.STARTING) {
-            encodedEvent.release(); // begin() reads the head after this: the event is replayed if it is after it
-            return;
+            return; // begin() reads the head after this: the event is replayed if it is after it
         }
         if (epochChanged()) {
-            encodedEvent.release();
             return;
         }
         if (!eventEpoch.equals(epoch)) {
             // fanned out before the history was replaced, delivered after a step moved this
             // subscription to the new epoch (the hub's queue runs behind the replay): its sequence
             // means nothing here, and written it would name the old history after the reset
-            encodedEvent.release();
             return;
         }
-        if (mode == Mode.LIVE && seq == lastSeq + 1 && sink.isWritable()) {
-            lastSeq = seq;
-            unflushedBytes += sink.format().payloadBytes(encodedEvent.readableBytes());
-            sink.sendEvent(topic, seq, encodedEvent); // SSE: a multi-topic stream's cursor names the topic
-            unflushed++; // flushed once per batch of live events, by endOfBatch
-            return;
-        }
-        encodedEvent.release();
         if (mode == Mode.CLOSED || seq <= lastSeq) {
             return; // a duplicate of what the replay already sent
         }
+        // a gap, or the sink is not writable: the store has it, the replay takes over
         mode = Mode.CATCHING_UP;
         scheduleStep();
-    }
-
-    @Override
-    public void endOfBatch() {
-        if (unflushed > 0) {
-            metrics.delivered(unflushed, unflushedBytes, false);
-            unflushed = 0;
-            unflushedBytes = 0;
-            sink.flush();
-        }
     }
 
     /** True once the replay reached the head and live events are written as they come. */

@@ -6,6 +6,7 @@ import io.netty.channel.EventLoop;
 import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.topic.EventFormat;
+import io.pushd.server.topic.LiveBatch;
 
 /**
  * Where a {@link Session} and its subscriptions write: one implementation per transport. The
@@ -53,6 +54,18 @@ public interface SessionSink {
      */
     default void sendEvent(String topic, long seq, ByteBuf encodedEvent) {
         sendEvent(encodedEvent);
+    }
+
+    /**
+     * Writes and flushes live events {@code from} (inclusive) to {@code to} (exclusive) of
+     * {@code topic}, consecutive ones, from a batch that lends their buffers for this call (see
+     * {@link LiveBatch}): a transport that cannot write them at once takes its own references.
+     */
+    default void sendLive(String topic, LiveBatch events, int from, int to) {
+        for (int i = from; i < to; i++) {
+            sendEvent(topic, events.seq(i), events.event(i).retainedDuplicate());
+        }
+        flush();
     }
 
     /** Queues a {@code subscribed}, {@code reset} or {@code error} message. */

@@ -26,9 +26,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Live fan-out. Each event is encoded once per {@link EventFormat} that has subscribers, in a
- * direct buffer that every subscriber of that format shares through
- * {@link ByteBuf#retainedDuplicate()}. Subscribers are grouped by format and event loop, so an
- * event costs one encoding per format and one task per event loop (several events per task when they queue up), not one per subscriber.
+ * direct buffer that every subscriber of that format shares: one reference per event loop
+ * ({@link ByteBuf#retainedDuplicate()}), lent to each subscriber on that loop in a
+ * {@link LiveBatch}, so a subscriber costs no reference count and no buffer object. Subscribers
+ * are grouped by format and event loop, so an event costs one encoding per format and one task per
+ * event loop (several events per task when they queue up), not one per subscriber.
  * With a coalescing window ({@code fanout.coalesceWindow}), events that follow each other closely
  * wait up to the window for the next ones, so a subscriber gets several in one write.
  */
@@ -47,17 +49,13 @@ public final class TopicHub {
         }
 
         /**
-         * On {@link #executor()}: handle event {@code epoch}-{@code seq} encoded in
-         * {@link #format()}; owns and must release it. Writes need not be flushed:
-         * {@link #endOfBatch} follows. {@code epoch} is the one the event's ID was encoded with: an
-         * event queued before its topic's history was replaced may arrive after the subscriber
-         * moved to the new epoch.
+         * On {@link #executor()}: the live events of one fan-out task, encoded in
+         * {@link #format()}, in sequence order. The batch lends its buffers for this call only
+         * (see {@link LiveBatch}); what is written must be flushed before returning: the hub
+         * calls once per subscriber per task, so that is one flush (one write syscall) per
+         * subscriber for all the events of the task.
          */
-        void onLive(String epoch, long seq, ByteBuf encodedEvent);
-
-        /** After one or more {@link #onLive} calls of one task: flush what they wrote (once). */
-        default void endOfBatch() {
-        }
+        void onLive(LiveBatch events);
     }
 
     /**
@@ -220,8 +218,8 @@ public final class TopicHub {
      * One task drains the queue: when events arrive faster than the loop delivers them, a task
      * takes several — at most {@link #MAX_EVENTS_PER_TASK}, about {@link #DELIVERIES_PER_TASK}
      * writes but at least {@link #EVENTS_PER_TASK_WHEN_LAGGING} events, so the loop's other work
-     * (publishes) waits for one bounded task only — offers them to each subscriber in order, and flushes each
-     * subscriber once: one write syscall per subscriber per batch instead of per event.
+     * (publishes) waits for one bounded task only — hands them to each subscriber as one batch, which
+     * it writes and flushes once: one write syscall per subscriber per batch instead of per event.
      */
     private final class LoopGroup implements Runnable, GenericFutureListener<Future<Object>> {
         /*
@@ -353,21 +351,29 @@ public final class TopicHub {
         /** On {@link #loop}. */
         private void drain() {
             Queue<Pending> queue = queue(); // an offer scheduled this drain: the queue is there
-            Pending[] batch = BATCH.get();
-            int n = 0;
-            int max = Math.min(batch.length,
+            Drain drain = DRAIN.get();
+            LiveBatch batch = drain.batch;
+            Pending[] pendings = drain.pendings;
+            int max = Math.min(batch.capacity(),
                     Math.max(EVENTS_PER_TASK_WHEN_LAGGING, DELIVERIES_PER_TASK / Math.max(1, members.length)));
+            Pending first = null;
             Pending p;
-            while (n < max && (p = queue.poll()) != null) {
-                batch[n++] = p;
+            while (batch.size() < max && (p = queue.poll()) != null) {
+                if (first == null) {
+                    first = p;
+                }
+                batch.add(p.epoch(), p.seq(), p.forLoop());
+                pendings[batch.size() - 1] = p;
             }
+            int n = batch.size();
             try {
-                deliver(batch, n);
+                deliver(batch, first);
             } finally {
+                batch.clear();
                 for (int i = 0; i < n; i++) {
-                    batch[i].forLoop().release();
-                    done(batch[i].loopsLeft(), batch[i].appendedNanos());
-                    batch[i] = null;
+                    pendings[i].forLoop().release();
+                    done(pendings[i].loopsLeft(), pendings[i].appendedNanos());
+                    pendings[i] = null;
                 }
                 scheduled = 0;
                 if (!queue.isEmpty() && schedule()) {
@@ -383,28 +389,28 @@ public final class TopicHub {
             }
         }
 
-        private void deliver(Pending[] batch, int n) {
+        private void deliver(LiveBatch batch, Pending first) {
             for (Subscriber s : members) {
                 try {
-                    for (int i = 0; i < n; i++) {
-                        s.onLive(batch[i].epoch(), batch[i].seq(), batch[i].forLoop().retainedDuplicate());
-                    }
-                    s.endOfBatch();
+                    s.onLive(batch);
                 } catch (RuntimeException ex) {
-                    // One broken subscriber must not cost the others the event. Its buffer is not
-                    // released here: it may have been already, and a double release would corrupt
-                    // the buffer everyone shares.
-                    log.warn("subscriber of {} failed on a live event", batch[0].topic(), ex);
+                    // One broken subscriber must not cost the others the event; the batch's
+                    // buffers are the hub's, released after every subscriber had them.
+                    log.warn("subscriber of {} failed on a live event", first.topic(), ex);
                 }
             }
         }
     }
 
-    /** A drain's events, one array per event loop thread (not per topic: idle topics stay small). */
-    private static final FastThreadLocal<Pending[]> BATCH = new FastThreadLocal<>() {
+    /** A drain's events as subscribers see them, and as the hub releases them. */
+    private record Drain(LiveBatch batch, Pending[] pendings) {
+    }
+
+    /** One per event loop thread (not per topic: idle topics stay small). */
+    private static final FastThreadLocal<Drain> DRAIN = new FastThreadLocal<>() {
         @Override
-        protected Pending[] initialValue() {
-            return new Pending[MAX_EVENTS_PER_TASK];
+        protected Drain initialValue() {
+            return new Drain(new LiveBatch(MAX_EVENTS_PER_TASK), new Pending[MAX_EVENTS_PER_TASK]);
         }
     };
 

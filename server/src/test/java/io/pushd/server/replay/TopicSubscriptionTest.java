@@ -13,6 +13,7 @@ import io.pushd.server.history.TopicRange;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.pipeline.WebSocketSink;
 import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.topic.LiveBatch;
 import io.pushd.server.topic.TopicHub;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -80,6 +81,21 @@ class TopicSubscriptionTest {
     private ByteBuf liveFrame(long seq) {
         return Unpooled.wrappedBuffer(ProtocolCodec.encodeEvent("t", new EventId(store.epoch(), seq),
                 clock.currentTimeMillis(), ("{\"n\":" + seq + "}").getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Hands {@code event} to the subscription as the hub does, in a batch of its own that lends
+     * it, then drops the hub's reference: what the subscription wrote holds one of its own.
+     */
+    private static void live(TopicSubscription sub, String epoch, long seq, ByteBuf event) {
+        LiveBatch batch = new LiveBatch(1);
+        batch.add(epoch, seq, event);
+        try {
+            sub.onLive(batch);
+        } finally {
+            batch.clear();
+            event.release();
+        }
     }
 
     /** Every text frame written so far, as {@code type:seq} (or just the type). */
@@ -219,16 +235,14 @@ class TopicSubscriptionTest {
             // the replay (a coalescing window, a busy loop): it arrives after the reset
             append(6);
             ByteBuf staleSix = liveFrame(6);
-            sub.onLive(old, 6, staleSix);
-            sub.endOfBatch();
+            live(sub, old, 6, staleSix);
             assertThat(writtenIds()).as("nothing of the old epoch after the reset").isEmpty();
             assertThat(staleSix.refCnt()).isZero();
 
             replacement.append("t", 6, clock.currentTimeMillis(), null, "{\"new\":6}".getBytes(StandardCharsets.UTF_8));
             ByteBuf six = Unpooled.wrappedBuffer(ProtocolCodec.encodeEvent("t", new EventId(now, 6),
                     clock.currentTimeMillis(), "{\"new\":6}".getBytes(StandardCharsets.UTF_8)));
-            sub.onLive(now, 6, six);
-            sub.endOfBatch();
+            live(sub, now, 6, six);
             assertThat(writtenIds()).containsExactly("event:" + now + "-6");
         } finally {
             replacement.close();
@@ -243,8 +257,7 @@ class TopicSubscriptionTest {
 
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(store.epoch(), 6, six);
-        sub.endOfBatch(); // the hub flushes once per batch of live events
+        live(sub, store.epoch(), 6, six);
         assertThat(written()).containsExactly("event:6");
         assertThat(six.refCnt()).as("the shared frame went out as is and was released by the write").isZero();
     }
@@ -256,8 +269,7 @@ class TopicSubscriptionTest {
         assertThat(written()).hasSize(6);
 
         ByteBuf dup = liveFrame(5);
-        sub.onLive(store.epoch(), 5, dup);
-        sub.endOfBatch(); // the hub flushes once per batch of live events
+        live(sub, store.epoch(), 5, dup);
         assertThat(dup.refCnt()).isZero();
         assertThat(written()).isEmpty();
     }
@@ -271,14 +283,12 @@ class TopicSubscriptionTest {
         append(6);
         append(7);
         ByteBuf seven = liveFrame(7); // the offer of 6 has not arrived (yet)
-        sub.onLive(store.epoch(), 7, seven);
-        sub.endOfBatch(); // the hub flushes once per batch of live events
+        live(sub, store.epoch(), 7, seven);
         assertThat(seven.refCnt()).isZero();
         assertThat(written()).containsExactly("event:6", "event:7");
 
         ByteBuf lateSix = liveFrame(6);
-        sub.onLive(store.epoch(), 6, lateSix);
-        sub.endOfBatch(); // the hub flushes once per batch of live events
+        live(sub, store.epoch(), 6, lateSix);
         assertThat(lateSix.refCnt()).isZero();
         assertThat(written()).isEmpty();
     }
@@ -292,8 +302,7 @@ class TopicSubscriptionTest {
         assertThat(hub.subscriberCount("t")).isZero();
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(store.epoch(), 6, six);
-        sub.endOfBatch(); // the hub flushes once per batch of live events
+        live(sub, store.epoch(), 6, six);
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();
     }
@@ -351,8 +360,7 @@ class TopicSubscriptionTest {
 
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(store.epoch(), 6, six); // while the page is out: read later, never written ahead of 2..5
-        sub.endOfBatch();
+        live(sub, store.epoch(), 6, six);
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();
         assertThat(history.fetches).as("one fetch at a time").hasSize(1);
@@ -362,8 +370,7 @@ class TopicSubscriptionTest {
 
         append(7);
         ByteBuf seven = liveFrame(7);
-        sub.onLive(store.epoch(), 7, seven);
-        sub.endOfBatch();
+        live(sub, store.epoch(), 7, seven);
         assertThat(written()).as("live again after the catch-up").containsExactly("event:7");
     }
 
@@ -418,8 +425,7 @@ class TopicSubscriptionTest {
             history.replace();
             ByteBuf four = Unpooled.wrappedBuffer(ProtocolCodec.encodeEvent("t", new EventId(now, 4),
                     clock.currentTimeMillis(), "{\"new\":4}".getBytes(StandardCharsets.UTF_8)));
-            sub.onLive(now, 4, four);
-            sub.endOfBatch();
+            live(sub, now, 4, four);
             assertThat(writtenIds()).containsExactly("reset:" + now + "-0");
 
             // the page comes, as the history fetched it: the new epoch's events after 1
@@ -459,8 +465,7 @@ class TopicSubscriptionTest {
         assertThat(written()).as("no subscribed before the history knows the head").isEmpty();
         append(6);
         ByteBuf six = liveFrame(6);
-        sub.onLive(store.epoch(), 6, six);
-        sub.endOfBatch();
+        live(sub, store.epoch(), 6, six);
         assertThat(six.refCnt()).isZero();
         assertThat(written()).isEmpty();
 

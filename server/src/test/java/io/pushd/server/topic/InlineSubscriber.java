@@ -19,8 +19,11 @@ public final class InlineSubscriber implements TopicHub.Subscriber {
         return ImmediateEventExecutor.INSTANCE;
     }
 
+    /** Hands each event to the handler with a reference of its own, which the handler releases. */
     @Override
-    public void onLive(String epoch, long seq, ByteBuf eventFrame) {
-        handler.accept(seq, eventFrame);
+    public void onLive(LiveBatch events) {
+        for (int i = 0; i < events.size(); i++) {
+            handler.accept(events.seq(i), events.event(i).retainedDuplicate());
+        }
     }
 }

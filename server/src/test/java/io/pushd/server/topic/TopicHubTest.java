@@ -72,10 +72,12 @@ class TopicHubTest {
         }
 
         @Override
-        public void onLive(String epoch, long seq, ByteBuf eventFrame) {
-            seqs.add(seq);
-            epochs.add(epoch);
-            frames.add(eventFrame);
+        public void onLive(LiveBatch events) {
+            for (int i = 0; i < events.size(); i++) {
+                seqs.add(events.seq(i));
+                epochs.add(events.epoch(i));
+                frames.add(events.event(i).retainedDuplicate()); // kept past the call: a reference of its own
+            }
         }
 
         void releaseAll() {
@@ -493,7 +495,7 @@ class TopicHubTest {
         assertThat(alloc.direct).hasSize(4).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
     }
 
-    /** Counts its batches; releases what it is offered at once. */
+    /** Counts its batches; keeps nothing of what it is lent. */
     static final class Batching implements TopicHub.Subscriber {
         final io.netty.util.concurrent.EventExecutor loop;
         final List<Long> seqs = new ArrayList<>();
@@ -509,13 +511,10 @@ class TopicHubTest {
         }
 
         @Override
-        public void onLive(String epoch, long seq, ByteBuf eventFrame) {
-            seqs.add(seq);
-            eventFrame.release();
-        }
-
-        @Override
-        public void endOfBatch() {
+        public void onLive(LiveBatch events) {
+            for (int i = 0; i < events.size(); i++) {
+                seqs.add(events.seq(i));
+            }
             batches++;
             delivered = seqs.size();
         }

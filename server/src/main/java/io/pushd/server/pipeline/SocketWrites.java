@@ -1,0 +1,101 @@
+package io.pushd.server.pipeline;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.epoll.AbstractEpollStreamChannel;
+import io.netty.channel.unix.IovArray;
+import io.netty.channel.unix.Socket;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.util.concurrent.FastThreadLocal;
+import io.netty.util.internal.PlatformDependent;
+import io.pushd.server.topic.LiveBatch;
+import java.io.IOException;
+
+/**
+ * Live events written straight to a connection's socket, below Netty's outbound buffer: one
+ * {@code write}/{@code writev} of the batch's shared buffers, with no buffer object, reference
+ * count, outbound-buffer entry or pipeline walk per subscriber — most of what a delivery cost in
+ * Java (see the README's Performance section). Only for a plain epoll connection whose outbound
+ * buffer is empty, so nothing Netty holds can be overtaken; what the socket does not take goes
+ * through Netty after all.
+ *
+ * <p>Per event loop thread, the batch's I/O vectors are built once and serve every subscriber of
+ * the task: they point at the same buffers.
+ */
+final class SocketWrites {
+
+    private static final class Vectors {
+        final IovArray iov;
+        LiveBatch batch;
+        long generation;
+
+        Vectors(int capacity) {
+            iov = new IovArray(Unpooled.directBuffer(capacity * IovArray.IOV_SIZE));
+        }
+    }
+
+    private static final FastThreadLocal<Vectors> VECTORS = new FastThreadLocal<>() {
+        @Override
+        protected Vectors initialValue() {
+            return new Vectors(64);
+        }
+
+        @Override
+        protected void onRemoval(Vectors v) {
+            v.iov.release(); // the loop thread ends: its native array goes with it
+        }
+    };
+
+    private SocketWrites() {
+    }
+
+    /**
+     * The socket to write {@code ch}'s live events to directly, or null where that is not
+     * possible: another transport (NIO, io_uring: their writes complete elsewhere), or TLS
+     * (bytes must pass the {@link SslHandler}), or no access to native addresses.
+     */
+    static Socket socketOf(Channel ch) {
+        if (ch instanceof AbstractEpollStreamChannel epoll && epoll.fd() instanceof Socket socket
+                && PlatformDependent.hasUnsafe() && ch.pipeline().get(SslHandler.class) == null) {
+            return socket;
+        }
+        return null;
+    }
+
+    /** True when the events can be handed to {@link #write}: each has a native address and bytes. */
+    static boolean writable(LiveBatch events, int from, int to) {
+        for (int i = from; i < to; i++) {
+            ByteBuf b = events.event(i);
+            if (!b.hasMemoryAddress() || !b.isReadable()) { // an I/O vector per event, none skipped
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Writes events {@code from}..{@code to} (exclusive) of the batch to {@code socket} at once,
+     * without blocking: returns how many bytes the socket took (0 when its buffer is full).
+     *
+     * @throws IOException the socket failed (reset, shut): nothing was written
+     */
+    static long write(Socket socket, LiveBatch events, int from, int to) throws IOException {
+        if (to - from == 1) {
+            // send(2), as Netty's own single-buffer write: write(2) costs the VFS layer on top
+            ByteBuf b = events.event(from);
+            return socket.sendAddress(b.memoryAddress(), b.readerIndex(), b.writerIndex());
+        }
+        Vectors v = VECTORS.get();
+        if (v.batch != events || v.generation != events.generation()) {
+            v.iov.clear();
+            for (int i = 0; i < events.size(); i++) {
+                ByteBuf b = events.event(i);
+                v.iov.add(b, b.readerIndex(), b.readableBytes());
+            }
+            v.batch = events;
+            v.generation = events.generation();
+        }
+        return socket.writevAddresses(v.iov.memoryAddress(from), to - from);
+    }
+}
