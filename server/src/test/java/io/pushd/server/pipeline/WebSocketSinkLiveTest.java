@@ -1,0 +1,265 @@
+package io.pushd.server.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.websocketx.WebSocket13FrameEncoder;
+import io.netty.handler.ssl.SslHandler;
+import io.pushd.protocol.CloseCode;
+import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.topic.EventFormat;
+import io.pushd.server.topic.LiveBatch;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Live events written straight to an epoll socket by {@link WebSocketSink#sendLive}, on a real
+ * connection: what goes to the socket directly, what goes through Netty, and that the bytes the
+ * peer reads are the frames in order either way. The "frames" here are marked byte runs; the
+ * sink does not look inside them.
+ */
+class WebSocketSinkLiveTest {
+
+    final ServerMetrics metrics = new ServerMetrics();
+    final EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    final List<ByteBuf> events = new ArrayList<>();
+    /** Writes that reached the bottom of the pipeline through Netty (not the direct ones). */
+    final AtomicInteger nettyWrites = new AtomicInteger();
+    Channel listener;
+    Channel server;
+    Socket client;
+
+    @BeforeEach
+    void connect() throws Exception {
+        assertThat(Epoll.isAvailable()).as("the direct path is epoll's; Linux has it").isTrue();
+        CompletableFuture<Channel> accepted = new CompletableFuture<>();
+        listener = new ServerBootstrap().group(loop).channel(EpollServerSocketChannel.class)
+                .childOption(ChannelOption.SO_SNDBUF, 4096)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new ChannelOutboundHandlerAdapter() {
+                            @Override
+                            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                                nettyWrites.incrementAndGet();
+                                ctx.write(msg, promise);
+                            }
+                        });
+                        ch.pipeline().addLast(new WebSocket13FrameEncoder(false));
+                        accepted.complete(ch);
+                    }
+                }).bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
+        client = new Socket();
+        client.setReceiveBufferSize(4096);
+        client.connect(listener.localAddress());
+        client.setSoTimeout(10_000);
+        server = accepted.get(10, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        client.close();
+        listener.close().sync();
+        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+        events.forEach(ByteBuf::release);
+    }
+
+    /** A direct buffer of {@code length} bytes, all {@code mark}: one "frame". */
+    private ByteBuf event(int length, char mark) {
+        ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(length);
+        for (int i = 0; i < length; i++) {
+            b.writeByte(mark);
+        }
+        events.add(b);
+        return b;
+    }
+
+    private LiveBatch batch(ByteBuf... frames) {
+        LiveBatch batch = new LiveBatch(frames.length);
+        for (int i = 0; i < frames.length; i++) {
+            batch.add("ep", i + 1, frames[i]);
+        }
+        return batch;
+    }
+
+    private <T> T onLoop(Callable<T> task) throws Exception {
+        return server.eventLoop().submit(task).get(10, TimeUnit.SECONDS);
+    }
+
+    private WebSocketSink sink() throws Exception {
+        WebSocketSink sink = new WebSocketSink(server, metrics);
+        assertThat(onLoop(sink::format)).isEqualTo(EventFormat.WEBSOCKET_FRAME);
+        return sink;
+    }
+
+    private String read(int bytes) throws Exception {
+        InputStream in = client.getInputStream();
+        byte[] got = in.readNBytes(bytes);
+        assertThat(got).as("bytes before the stream ended").hasSize(bytes);
+        return new String(got, StandardCharsets.US_ASCII);
+    }
+
+    private long pendingBytes() throws Exception {
+        return onLoop(() -> server.unsafe().outboundBuffer().totalPendingWriteBytes());
+    }
+
+    @Test
+    void aBatchOnAnIdleConnectionGoesStraightToTheSocketInOneWriteNotThroughNetty() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch batch = batch(event(10, 'a'), event(20, 'b'), event(30, 'c'));
+
+        onLoop(() -> {
+            sink.sendLive("t", batch, 0, 3);
+            return null;
+        });
+
+        assertThat(read(60)).isEqualTo("a".repeat(10) + "b".repeat(20) + "c".repeat(30));
+        assertThat(nettyWrites).as("no write went down the pipeline").hasValue(0);
+        assertThat(events).allSatisfy(e -> assertThat(e.refCnt()).as("no reference taken").isEqualTo(1));
+    }
+
+    @Test
+    void aRunInTheMiddleOfABatchWritesOnlyItsEvents() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch batch = batch(event(5, 'a'), event(6, 'b'), event(7, 'c'), event(8, 'd'));
+
+        onLoop(() -> {
+            sink.sendLive("t", batch, 1, 3);
+            sink.sendLive("t", batch, 3, 4);
+            return null;
+        });
+
+        assertThat(read(21)).isEqualTo("b".repeat(6) + "c".repeat(7) + "d".repeat(8));
+        assertThat(nettyWrites).hasValue(0);
+    }
+
+    @Test
+    void eventsQueueBehindWhatNettyStillHoldsAndGoOutAfterIt() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch batch = batch(event(10, 'e'));
+
+        onLoop(() -> {
+            server.write(Unpooled.copiedBuffer("first", StandardCharsets.US_ASCII)); // queued, not flushed
+            sink.sendLive("t", batch, 0, 1);
+            return null;
+        });
+
+        assertThat(read(15)).isEqualTo("first" + "e".repeat(10));
+        assertThat(nettyWrites).as("the message and the event through Netty, in that order").hasValue(2);
+        assertThat(onLoop(() -> events.get(0).refCnt())).as("Netty's reference released once written").isEqualTo(1);
+    }
+
+    /** Sends batches the peer does not read until Netty holds bytes; returns what was sent. */
+    private String fillTheSocket(WebSocketSink sink) throws Exception {
+        StringBuilder expected = new StringBuilder();
+        for (int sent = 0; pendingBytes() == 0 && sent < 2_000; sent++) {
+            char mark = (char) ('a' + sent % 26);
+            char other = Character.toUpperCase(mark);
+            LiveBatch batch = batch(event(997, mark), event(1013, other));
+            onLoop(() -> {
+                sink.sendLive("t", batch, 0, 2);
+                return null;
+            });
+            expected.append(String.valueOf(mark).repeat(997)).append(String.valueOf(other).repeat(1013));
+        }
+        assertThat(pendingBytes()).as("the socket's buffer filled, Netty holds the rest").isPositive();
+        return expected.toString();
+    }
+
+    @Test
+    void whatTheSocketDoesNotTakeFollowsThroughNettyWithoutATornFrame() throws Exception {
+        WebSocketSink sink = sink();
+        String expected = fillTheSocket(sink); // small socket buffers: a few batches
+        int viaNetty = nettyWrites.get();
+        assertThat(viaNetty).isPositive();
+
+        // another batch while Netty holds bytes: queued behind them, not written ahead
+        LiveBatch last = batch(event(50, '#'));
+        onLoop(() -> {
+            sink.sendLive("t", last, 0, 1);
+            return null;
+        });
+
+        assertThat(read(expected.length() + 50)).isEqualTo(expected + "#".repeat(50));
+        assertThat(nettyWrites.get()).isEqualTo(viaNetty + 1);
+    }
+
+    @Test
+    void nothingFollowsOurCloseFrameEvenWhileItWaitsForTheSocket() throws Exception {
+        WebSocketSink sink = sink();
+        String expected = fillTheSocket(sink);
+        LiveBatch batch = batch(event(10, 'x'));
+
+        onLoop(() -> {
+            sink.close(CloseCode.GOING_AWAY, "bye"); // queued behind what the peer has not read
+            sink.sendLive("t", batch, 0, 1);
+            return null;
+        });
+
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        client.getInputStream().transferTo(got); // to the FIN that follows the close frame
+        byte[] bytes = got.toByteArray();
+        assertThat(bytes).as("the events, then only the close frame: 2 + code + \"bye\"")
+                .hasSize(expected.length() + 7);
+        assertThat(bytes[expected.length()] & 0xff).as("a close frame").isEqualTo(0x88);
+    }
+
+    @Test
+    void aBatchForASocketThePeerResetClosesTheConnectionAndLeavesTheBatchItsBuffers() throws Exception {
+        WebSocketSink sink = sink();
+        client.setSoLinger(true, 0);
+        client.close(); // RST
+        TimeUnit.MILLISECONDS.sleep(100);
+        LiveBatch batch = batch(event(10, 'r'));
+
+        onLoop(() -> {
+            sink.sendLive("t", batch, 0, 1);
+            return null;
+        });
+
+        assertThat(server.closeFuture().await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(events.get(0).refCnt()).as("the batch still owns its buffer").isEqualTo(1);
+    }
+
+    @Test
+    void onlyAPlainEpollConnectionIsWrittenDirectly() throws Exception {
+        assertThat(SocketWrites.socketOf(server)).isNotNull();
+        assertThat(SocketWrites.socketOf(new EmbeddedChannel())).as("another transport").isNull();
+        SSLEngine engine = SSLContext.getDefault().createSSLEngine();
+        engine.setUseClientMode(false);
+        assertThat(onLoop(() -> {
+            server.pipeline().addFirst(new SslHandler(engine));
+            return SocketWrites.socketOf(server);
+        })).as("TLS").isNull();
+    }
+}
