@@ -25,13 +25,28 @@ import java.io.IOException;
  */
 final class SocketWrites {
 
+    /** The I/O vectors of one batch, entry {@code i} for event {@code i}. */
     private static final class Vectors {
         final IovArray iov;
         LiveBatch batch;
         long generation;
+        /** False when some event of {@link #batch} has no vector of its own. */
+        boolean usable;
 
         Vectors(int capacity) {
             iov = new IovArray(Unpooled.directBuffer(capacity * IovArray.IOV_SIZE));
+            iov.maxCount(capacity); // a longer batch is refused (add returns false), never written past the array
+        }
+
+        boolean fill(LiveBatch events) {
+            iov.clear();
+            for (int i = 0; i < events.size(); i++) {
+                ByteBuf b = events.event(i);
+                if (!directlyWritable(b) || !iov.add(b, b.readerIndex(), b.readableBytes())) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 
@@ -63,39 +78,34 @@ final class SocketWrites {
         return null;
     }
 
-    /** True when the events can be handed to {@link #write}: each has a native address and bytes. */
-    static boolean writable(LiveBatch events, int from, int to) {
-        for (int i = from; i < to; i++) {
-            ByteBuf b = events.event(i);
-            if (!b.hasMemoryAddress() || !b.isReadable()) { // an I/O vector per event, none skipped
-                return false;
-            }
-        }
-        return true;
-    }
-
     /**
      * Writes events {@code from}..{@code to} (exclusive) of the batch to {@code socket} at once,
-     * without blocking: returns how many bytes the socket took (0 when its buffer is full).
+     * without blocking: returns how many bytes the socket took (0 when its buffer is full), or
+     * -1 when these events cannot be written this way (a buffer without a native address, an
+     * empty one), so the caller writes them through Netty.
      *
      * @throws IOException the socket failed (reset, shut): nothing was written
      */
     static long write(Socket socket, LiveBatch events, int from, int to) throws IOException {
         if (to - from == 1) {
-            // send(2), as Netty's own single-buffer write: write(2) costs the VFS layer on top
             ByteBuf b = events.event(from);
+            if (!directlyWritable(b)) {
+                return -1;
+            }
+            // send(2), as Netty's own single-buffer write: write(2) costs the VFS layer on top
             return socket.sendAddress(b.memoryAddress(), b.readerIndex(), b.writerIndex());
         }
         Vectors v = VECTORS.get();
         if (v.batch != events || v.generation != events.generation()) {
-            v.iov.clear();
-            for (int i = 0; i < events.size(); i++) {
-                ByteBuf b = events.event(i);
-                v.iov.add(b, b.readerIndex(), b.readableBytes());
-            }
             v.batch = events;
             v.generation = events.generation();
+            v.usable = v.fill(events);
         }
-        return socket.writevAddresses(v.iov.memoryAddress(from), to - from);
+        return v.usable ? socket.writevAddresses(v.iov.memoryAddress(from), to - from) : -1;
+    }
+
+    /** One I/O vector per event, none skipped: a native address and at least a byte. */
+    private static boolean directlyWritable(ByteBuf b) {
+        return b.hasMemoryAddress() && b.isReadable();
     }
 }

@@ -113,9 +113,9 @@ public final class WebSocketSink implements SessionSink {
             return;
         }
         long written = 0;
-        if (socket != null && pendingBytes() == 0 && SocketWrites.writable(events, from, to)) {
+        if (socket != null && pendingBytes() == 0) {
             try {
-                written = SocketWrites.write(socket, events, from, to);
+                written = Math.max(0, SocketWrites.write(socket, events, from, to)); // -1: not this way
             } catch (IOException e) {
                 written = 0; // the socket failed: Netty's write below meets the same error and closes
             }

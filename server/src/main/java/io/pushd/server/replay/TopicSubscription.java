@@ -216,33 +216,30 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         // once per batch: a shared history may replace the epoch meanwhile, which the next batch sees
         String current = history.epoch(topic);
         int from = -1;
-        long bytes = 0;
         for (int i = 0; i < n; i++) {
             long seq = events.seq(i);
             if (mode == Mode.LIVE && seq == lastSeq + 1 && current.equals(epoch) && events.epoch(i).equals(epoch)
                     && (from >= 0 || sink.isWritable())) {
                 lastSeq = seq;
-                bytes += sink.format().payloadBytes(events.event(i).readableBytes());
                 if (from < 0) {
                     from = i;
                 }
                 continue;
             }
             if (from >= 0) {
-                writeLive(events, from, i, bytes);
+                writeLive(events, from, i);
                 from = -1;
-                bytes = 0;
             }
             skipLive(events.epoch(i), seq);
         }
         if (from >= 0) {
-            writeLive(events, from, n, bytes);
+            writeLive(events, from, n);
         }
     }
 
-    private void writeLive(LiveBatch events, int from, int to, long bytes) {
+    private void writeLive(LiveBatch events, int from, int to) {
         sink.sendLive(topic, events, from, to); // SSE: a multi-topic stream's cursor names the topic
-        metrics.delivered(to - from, bytes, false);
+        events.delivered(from, to); // into the metrics once per batch, by the hub
     }
 
     /** A live event not written: too early, of another epoch, a duplicate or a sign to catch up. */

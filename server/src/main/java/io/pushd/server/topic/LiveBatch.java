@@ -19,30 +19,60 @@ public final class LiveBatch {
     private final String[] epochs;
     private final long[] seqs;
     private final ByteBuf[] events;
+    /** {@code messageBytesBefore[i]}: the message bytes of events 0..i-1 (what {@code push.delivered.bytes} counts). */
+    private final long[] messageBytesBefore;
     private int size;
     private long generation;
+    private long deliveries;
+    private long deliveredBytes;
 
     public LiveBatch(int capacity) {
         epochs = new String[capacity];
         seqs = new long[capacity];
         events = new ByteBuf[capacity];
+        messageBytesBefore = new long[capacity + 1];
     }
 
-    /** Adds event {@code epoch}-{@code seq}; the batch lends {@code event}, the caller still owns it. */
-    public void add(String epoch, long seq, ByteBuf event) {
+    /**
+     * Adds event {@code epoch}-{@code seq}; the batch lends {@code event}, the caller still owns
+     * it. {@code messageBytes}: the message bytes it carries ({@link EventFormat#payloadBytes}).
+     */
+    public void add(String epoch, long seq, ByteBuf event, int messageBytes) {
         epochs[size] = epoch;
         seqs[size] = seq;
         events[size] = event;
+        messageBytesBefore[size + 1] = messageBytesBefore[size] + messageBytes;
         size++;
     }
 
-    /** Forgets the events (without releasing them: their owner does) and starts a new generation. */
+    /**
+     * A subscriber wrote events {@code from}..{@code to} (exclusive): counted here, in plain
+     * fields, and into the metrics once per batch by the hub rather than once per subscriber.
+     */
+    public void delivered(int from, int to) {
+        deliveries += to - from;
+        deliveredBytes += messageBytesBefore[to] - messageBytesBefore[from];
+    }
+
+    /** Deliveries {@link #delivered} counted since the last {@link #clear()}. */
+    public long deliveries() {
+        return deliveries;
+    }
+
+    /** Their message bytes. */
+    public long deliveredBytes() {
+        return deliveredBytes;
+    }
+
+    /** Forgets the events (without releasing them: their owner does) and the counts, and starts a new generation. */
     public void clear() {
         for (int i = 0; i < size; i++) {
             epochs[i] = null;
             events[i] = null;
         }
         size = 0;
+        deliveries = 0;
+        deliveredBytes = 0;
         generation++;
     }
 

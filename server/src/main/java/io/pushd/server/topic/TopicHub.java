@@ -362,13 +362,14 @@ public final class TopicHub {
                 if (first == null) {
                     first = p;
                 }
-                batch.add(p.epoch(), p.seq(), p.forLoop());
+                batch.add(p.epoch(), p.seq(), p.forLoop(), format.payloadBytes(p.forLoop().readableBytes()));
                 pendings[batch.size() - 1] = p;
             }
             int n = batch.size();
             try {
                 deliver(batch, first);
             } finally {
+                metrics.delivered(batch.deliveries(), batch.deliveredBytes());
                 batch.clear();
                 for (int i = 0; i < n; i++) {
                     pendings[i].forLoop().release();

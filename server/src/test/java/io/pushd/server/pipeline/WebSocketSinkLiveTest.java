@@ -107,7 +107,7 @@ class WebSocketSinkLiveTest {
     private LiveBatch batch(ByteBuf... frames) {
         LiveBatch batch = new LiveBatch(frames.length);
         for (int i = 0; i < frames.length; i++) {
-            batch.add("ep", i + 1, frames[i]);
+            batch.add("ep", i + 1, frames[i], frames[i].readableBytes());
         }
         return batch;
     }
@@ -177,6 +177,23 @@ class WebSocketSinkLiveTest {
         assertThat(read(15)).isEqualTo("first" + "e".repeat(10));
         assertThat(nettyWrites).as("the message and the event through Netty, in that order").hasValue(2);
         assertThat(onLoop(() -> events.get(0).refCnt())).as("Netty's reference released once written").isEqualTo(1);
+    }
+
+    @Test
+    void aBatchWithABufferThatHasNoNativeAddressGoesThroughNetty() throws Exception {
+        WebSocketSink sink = sink();
+        ByteBuf heap = Unpooled.copiedBuffer("h".repeat(8), StandardCharsets.US_ASCII);
+        events.add(heap);
+        LiveBatch batch = batch(event(4, 'd'), heap);
+
+        onLoop(() -> {
+            sink.sendLive("t", batch, 0, 2); // one vector per event is not possible: all through Netty
+            sink.sendLive("t", batch, 0, 1); // the direct one alone again, behind them
+            return null;
+        });
+
+        assertThat(read(16)).isEqualTo("dddd" + "h".repeat(8) + "dddd");
+        assertThat(nettyWrites.get()).isBetween(2, 3);
     }
 
     /** Sends batches the peer does not read until Netty holds bytes; returns what was sent. */

@@ -89,7 +89,7 @@ class TopicSubscriptionTest {
      */
     private static void live(TopicSubscription sub, String epoch, long seq, ByteBuf event) {
         LiveBatch batch = new LiveBatch(1);
-        batch.add(epoch, seq, event);
+        batch.add(epoch, seq, event, event.readableBytes());
         try {
             sub.onLive(batch);
         } finally {
