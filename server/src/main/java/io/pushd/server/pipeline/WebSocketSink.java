@@ -107,13 +107,16 @@ public final class WebSocketSink implements SessionSink {
      */
     @Override
     public void sendLive(String topic, LiveBatch events, int from, int to) {
-        if (isClosing()) {
-            // our close frame is out or queued: nothing may follow it (RFC 6455 5.5.1), and the
-            // protocol handler that drops later writes is above where events are written
+        // Nothing queued means no close frame of ours waits to be written, and one that was
+        // written has shut the output (WebSocketClose): so only a queued one needs looking for
+        boolean direct = socket != null && pendingBytes() == 0 && !socket.isOutputShutdown();
+        if (!direct && isClosing()) {
+            // nothing may follow our close frame (RFC 6455 5.5.1), and the protocol handler that
+            // drops later writes is above where events are written
             return;
         }
         long written = 0;
-        if (socket != null && pendingBytes() == 0) {
+        if (direct) {
             try {
                 written = Math.max(0, SocketWrites.write(socket, events, from, to)); // -1: not this way
             } catch (IOException e) {
