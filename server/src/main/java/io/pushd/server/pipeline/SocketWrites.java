@@ -35,11 +35,11 @@ final class SocketWrites {
 
         Vectors(int capacity) {
             iov = new IovArray(Unpooled.directBuffer(capacity * IovArray.IOV_SIZE));
-            iov.maxCount(capacity); // a longer batch is refused (add returns false), never written past the array
         }
 
         boolean fill(LiveBatch events) {
             iov.clear();
+            iov.maxCount(CAPACITY); // after clear(), which resets it: a longer batch is refused (add returns false)
             for (int i = 0; i < events.size(); i++) {
                 ByteBuf b = events.event(i);
                 if (!directlyWritable(b) || !iov.add(b, b.readerIndex(), b.readableBytes())) {
@@ -50,10 +50,13 @@ final class SocketWrites {
         }
     }
 
+    /** I/O vectors per loop thread: more than a fan-out task's events (16). */
+    private static final int CAPACITY = 64;
+
     private static final FastThreadLocal<Vectors> VECTORS = new FastThreadLocal<>() {
         @Override
         protected Vectors initialValue() {
-            return new Vectors(64);
+            return new Vectors(CAPACITY);
         }
 
         @Override

@@ -26,6 +26,9 @@ import java.io.UncheckedIOException;
 /**
  * A session's writes on a WebSocket: every event and message is one text frame; closing is {@link WebSocketClose}'s handshake (one Close frame).
  *
+ * <p>Live events on a plain epoll connection go straight to its socket when Netty holds nothing
+ * for it ({@link #sendLive}, {@link SocketWrites}); everything else goes through Netty.
+ *
  * <p>Events on a connection without permessage-deflate come as whole frames
  * ({@link EventFormat#WEBSOCKET_FRAME}, shared by every subscriber) and are written from the
  * frame encoder's context, below it: no frame object, no encoding and no walk through the
@@ -106,14 +109,16 @@ public final class WebSocketSink implements SessionSink {
      * {@link #sendEvent} does.
      */
     @Override
-    public void sendLive(String topic, LiveBatch events, int from, int to) {
-        // Nothing queued means no close frame of ours waits to be written, and one that was
-        // written has shut the output (WebSocketClose): so only a queued one needs looking for
-        boolean direct = socket != null && pendingBytes() == 0 && !socket.isOutputShutdown();
+    public boolean sendLive(String topic, LiveBatch events, int from, int to) {
+        // With nothing queued in Netty, no close frame of ours waits to be written; and one that
+        // was written has shut the output already: WebSocketClose's listener on its write runs as
+        // the write completes, and shutting the output drops the outbound buffer (so pendingBytes
+        // is no longer 0). Only a queued close frame needs looking for, off the direct path.
+        boolean direct = socket != null && pendingBytes() == 0;
         if (!direct && isClosing()) {
             // nothing may follow our close frame (RFC 6455 5.5.1), and the protocol handler that
             // drops later writes is above where events are written
-            return;
+            return false;
         }
         long written = 0;
         if (direct) {
@@ -143,6 +148,7 @@ public final class WebSocketSink implements SessionSink {
         if (queued) {
             flush();
         }
+        return true;
     }
 
     /** Bytes in Netty's outbound buffer (queued or being written), 0 when there is none. */

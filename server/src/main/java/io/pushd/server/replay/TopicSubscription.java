@@ -210,11 +210,14 @@ public final class TopicSubscription implements TopicHub.Subscriber {
      * Writes the events of the batch this subscription takes live, as runs of consecutive ones
      * (one write and flush per run: normally the whole batch); a run is written before anything
      * an event that breaks it may cause (a reset), so the connection's order is the events'.
+     * Writability is asked once per run: a run (at most a task's events) may go past the
+     * outbound buffer's high-water mark, and the next batch then catches up from the store.
      */
     private void handleLive(LiveBatch events) {
         int n = events.size();
-        // once per batch: a shared history may replace the epoch meanwhile, which the next batch sees
-        String current = history.epoch(topic);
+        // once per batch, and only when live (a topic still loading is not asked): a shared history
+        // may replace the epoch meanwhile, which the next batch sees
+        String current = mode == Mode.LIVE ? history.epoch(topic) : null;
         int from = -1;
         for (int i = 0; i < n; i++) {
             long seq = events.seq(i);
@@ -238,8 +241,10 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void writeLive(LiveBatch events, int from, int to) {
-        sink.sendLive(topic, events, from, to); // SSE: a multi-topic stream's cursor names the topic
-        events.delivered(from, to); // into the metrics once per batch, by the hub
+        // SSE: a multi-topic stream's cursor names the topic; false: the connection is closing
+        if (sink.sendLive(topic, events, from, to)) {
+            events.delivered(from, to); // into the metrics once per batch, by the hub
+        }
     }
 
     /** A live event not written: too early, of another epoch, a duplicate or a sign to catch up. */

@@ -60,12 +60,14 @@ public interface SessionSink {
      * Writes and flushes live events {@code from} (inclusive) to {@code to} (exclusive) of
      * {@code topic}, consecutive ones, from a batch that lends their buffers for this call (see
      * {@link LiveBatch}): a transport that cannot write them at once takes its own references.
+     * Returns false when it wrote nothing because the connection is closing.
      */
-    default void sendLive(String topic, LiveBatch events, int from, int to) {
+    default boolean sendLive(String topic, LiveBatch events, int from, int to) {
         for (int i = from; i < to; i++) {
             sendEvent(topic, events.seq(i), events.event(i).retainedDuplicate());
         }
         flush();
+        return true;
     }
 
     /** Queues a {@code subscribed}, {@code reset} or {@code error} message. */

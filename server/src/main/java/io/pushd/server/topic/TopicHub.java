@@ -52,8 +52,8 @@ public final class TopicHub {
          * On {@link #executor()}: the live events of one fan-out task, encoded in
          * {@link #format()}, in sequence order. The batch lends its buffers for this call only
          * (see {@link LiveBatch}); what is written must be flushed before returning: the hub
-         * calls once per subscriber per task, so that is one flush (one write syscall) per
-         * subscriber for all the events of the task.
+         * calls once per subscriber per task, so the events of a task reach a subscriber in one
+         * write syscall (normally; one per run of consecutive ones it takes).
          */
         void onLive(LiveBatch events);
     }
@@ -367,7 +367,9 @@ public final class TopicHub {
             }
             int n = batch.size();
             try {
-                deliver(batch, first);
+                if (n > 0) { // a drain scheduled for events an earlier drain took finds none
+                    deliver(batch, first);
+                }
             } finally {
                 metrics.delivered(batch.deliveries(), batch.deliveredBytes());
                 batch.clear();

@@ -55,6 +55,8 @@ class WebSocketSinkLiveTest {
     final List<ByteBuf> events = new ArrayList<>();
     /** Writes that reached the bottom of the pipeline through Netty (not the direct ones). */
     final AtomicInteger nettyWrites = new AtomicInteger();
+    /** Their sizes in bytes. */
+    final List<Integer> nettyWriteSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
     Channel listener;
     Channel server;
     Socket client;
@@ -72,6 +74,7 @@ class WebSocketSinkLiveTest {
                             @Override
                             public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
                                 nettyWrites.incrementAndGet();
+                                nettyWriteSizes.add(msg instanceof ByteBuf b ? b.readableBytes() : -1);
                                 ctx.write(msg, promise);
                             }
                         });
@@ -102,6 +105,22 @@ class WebSocketSinkLiveTest {
         }
         events.add(b);
         return b;
+    }
+
+    /** A direct buffer of {@code length} bytes cycling through the alphabet from {@code first}: a misplaced byte shows. */
+    private ByteBuf patterned(int length, char first) {
+        ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(length);
+        b.writeCharSequence(pattern(length, first), StandardCharsets.US_ASCII);
+        events.add(b);
+        return b;
+    }
+
+    private static String pattern(int length, char first) {
+        StringBuilder s = new StringBuilder(length);
+        for (int i = 0; i < length; i++) {
+            s.append((char) (first + (i * 7 + i / 26) % 26));
+        }
+        return s.toString();
     }
 
     private LiveBatch batch(ByteBuf... frames) {
@@ -193,7 +212,7 @@ class WebSocketSinkLiveTest {
         });
 
         assertThat(read(16)).isEqualTo("dddd" + "h".repeat(8) + "dddd");
-        assertThat(nettyWrites.get()).isBetween(2, 3);
+        assertThat(nettyWrites).as("the first two through Netty, flushed at once; the third direct").hasValue(2);
     }
 
     /** Sends batches the peer does not read until Netty holds bytes; returns what was sent. */
@@ -214,7 +233,7 @@ class WebSocketSinkLiveTest {
     }
 
     @Test
-    void whatTheSocketDoesNotTakeFollowsThroughNettyWithoutATornFrame() throws Exception {
+    void eventsAfterTheSocketFilledQueueBehindWhatNettyHolds() throws Exception {
         WebSocketSink sink = sink();
         String expected = fillTheSocket(sink); // small socket buffers: a few batches
         int viaNetty = nettyWrites.get();
@@ -229,6 +248,30 @@ class WebSocketSinkLiveTest {
 
         assertThat(read(expected.length() + 50)).isEqualTo(expected + "#".repeat(50));
         assertThat(nettyWrites.get()).isEqualTo(viaNetty + 1);
+    }
+
+    @Test
+    void whatTheSocketDoesNotTakeOfAFrameFollowsThroughNettyWithoutATornFrame() throws Exception {
+        WebSocketSink sink = sink();
+        // far more than the small socket buffers hold: the socket takes part of the first frame
+        for (int events : new int[] {1, 2}) { // send(2) for one, writev(2) for several
+            nettyWriteSizes.clear();
+            LiveBatch batch = events == 1 ? batch(patterned(200_000, 'a'))
+                    : batch(patterned(200_000, 'a'), patterned(150_000, 'A'));
+
+            onLoop(() -> {
+                sink.sendLive("t", batch, 0, events);
+                return null;
+            });
+
+            assertThat(nettyWriteSizes).as("the rest of the first frame, as a slice").first()
+                    .satisfies(size -> assertThat(size).isStrictlyBetween(0, 200_000));
+            String expected = events == 1 ? pattern(200_000, 'a') : pattern(200_000, 'a') + pattern(150_000, 'A');
+            assertThat(read(expected.length())).isEqualTo(expected);
+            if (events == 2) {
+                assertThat(nettyWriteSizes).as("then the second, whole").containsExactly(nettyWriteSizes.get(0), 150_000);
+            }
+        }
     }
 
     @Test
@@ -255,17 +298,18 @@ class WebSocketSinkLiveTest {
     void aBatchForASocketThePeerResetClosesTheConnectionAndLeavesTheBatchItsBuffers() throws Exception {
         WebSocketSink sink = sink();
         client.setSoLinger(true, 0);
-        client.close(); // RST
-        TimeUnit.MILLISECONDS.sleep(100);
         LiveBatch batch = batch(event(10, 'r'));
 
         onLoop(() -> {
-            sink.sendLive("t", batch, 0, 1);
+            client.close(); // RST, taken by the server's socket at once (loopback), unseen by the loop until this task ends
+            assertThat(server.isOpen()).isTrue();
+            sink.sendLive("t", batch, 0, 1); // the direct write fails: Netty's write meets the error and closes
             return null;
         });
 
         assertThat(server.closeFuture().await(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(events.get(0).refCnt()).as("the batch still owns its buffer").isEqualTo(1);
+        assertThat(onLoop(() -> events.get(0).refCnt())).as("the batch still owns its buffer, no more").isEqualTo(1);
+        assertThat(nettyWrites).as("the event went to Netty after the direct write failed").hasValue(1);
     }
 
     @Test

@@ -98,6 +98,24 @@ class TopicSubscriptionTest {
         }
     }
 
+    /** Hands live frames of {@code seqs} (this store's epoch) to the subscription as one batch; returns them, released by the hub's side. */
+    private List<ByteBuf> liveBatch(TopicSubscription sub, long... seqs) {
+        LiveBatch batch = new LiveBatch(seqs.length);
+        List<ByteBuf> frames = new ArrayList<>();
+        for (long seq : seqs) {
+            ByteBuf frame = liveFrame(seq);
+            frames.add(frame);
+            batch.add(store.epoch(), seq, frame, frame.readableBytes());
+        }
+        try {
+            sub.onLive(batch);
+        } finally {
+            batch.clear();
+            frames.forEach(ByteBuf::release);
+        }
+        return frames;
+    }
+
     /** Every text frame written so far, as {@code type:seq} (or just the type). */
     private List<String> written() throws Exception {
         return written(id -> String.valueOf(EventId.parse(id).seq()));
@@ -291,6 +309,40 @@ class TopicSubscriptionTest {
         live(sub, store.epoch(), 6, lateSix);
         assertThat(lateSix.refCnt()).isZero();
         assertThat(written()).isEmpty();
+    }
+
+    @Test
+    void aBatchIsWrittenAsOneRunAfterTheDuplicatesAtItsHead() throws Exception {
+        TopicSubscription sub = subscription(store);
+        channel.eventLoop().execute(() -> sub.start(new EventId(store.epoch(), 2)));
+        assertThat(written()).containsExactly("subscribed:2", "event:3", "event:4", "event:5");
+        append(6);
+        append(7);
+
+        List<ByteBuf> frames = liveBatch(sub, 4, 5, 6, 7); // 4 and 5 the replay sent already
+
+        assertThat(written()).containsExactly("event:6", "event:7");
+        assertThat(frames).allSatisfy(f -> assertThat(f.refCnt()).isZero());
+        assertThat(sub.isLive()).isTrue();
+    }
+
+    @Test
+    void aGapInABatchWritesTheRunBeforeItThenTheStoreFillsTheGap() throws Exception {
+        TopicSubscription sub = subscription(store);
+        channel.eventLoop().execute(() -> sub.start(null)); // live only, at head 5
+        assertThat(written()).containsExactly("subscribed:5");
+        for (long seq = 6; seq <= 10; seq++) {
+            append(seq);
+        }
+
+        List<ByteBuf> frames = liveBatch(sub, 6, 7, 9, 10); // 8's offer went missing
+
+        assertThat(written()).as("6 and 7 live, then 8 to 10 from the store; each once")
+                .containsExactly("event:6", "event:7", "event:8", "event:9", "event:10");
+        assertThat(frames).allSatisfy(f -> assertThat(f.refCnt()).isZero());
+        append(11);
+        liveBatch(sub, 11);
+        assertThat(written()).as("live again after the catch-up").containsExactly("event:11");
     }
 
     @Test

@@ -207,6 +207,26 @@ class TopicHubTest {
     }
 
     @Test
+    void aSubscriberThatThrowsCostsTheOthersNothingAndTheBufferIsReleasedOnce() {
+        Keeper before = keeper("t");
+        hub.subscribe("t", new InlineSubscriber((seq, frame) -> {
+            frame.release();
+            throw new IllegalStateException("broken subscriber");
+        }));
+        Keeper after = keeper("t");
+
+        hub.fanOut("t", 1, 1, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
+
+        assertThat(before.seqs).containsExactly(1L);
+        assertThat(after.seqs).containsExactly(1L);
+        ByteBuf shared = alloc.direct.get(0);
+        assertThat(shared.refCnt()).as("the two keepers' references, the hub's released").isEqualTo(2);
+        before.releaseAll();
+        after.releaseAll();
+        assertThat(shared.refCnt()).isZero();
+    }
+
+    @Test
     void subscriberThatReleasesAtOnceLeavesNothingBehind() {
         List<Long> seen = new ArrayList<>();
         hub.subscribe("t", new InlineSubscriber((seq, frame) -> {
