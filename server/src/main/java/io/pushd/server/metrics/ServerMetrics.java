@@ -254,14 +254,6 @@ public final class ServerMetrics {
         }
     }
 
-    /** Live deliveries of one fan-out task, and their message bytes: counted once per task. */
-    public void delivered(long frames, long bytes) {
-        if (frames > 0) {
-            framesDelivered.increment(frames);
-            bytesDelivered.increment(bytes);
-        }
-    }
-
     public void fannedOut(long appendedNanos) {
         fanoutLatency.record(System.nanoTime() - appendedNanos, TimeUnit.NANOSECONDS);
     }

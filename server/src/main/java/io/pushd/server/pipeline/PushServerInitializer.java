@@ -1,10 +1,12 @@
 package io.pushd.server.pipeline;
 
 import io.pushd.server.config.Limits;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -192,9 +194,9 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
      * with it off, so HTTP answers go out at once). Close frames are not held: the close sends a
      * FIN right behind them, which pushes out what Nagle holds.
      */
-    private void applyLiveSocketOptions(io.netty.channel.Channel ch) {
+    private void applyLiveSocketOptions(Channel ch) {
         if (!server.config().fanout().tcpNoDelay()) {
-            ch.config().setOption(io.netty.channel.ChannelOption.TCP_NODELAY, false);
+            ch.config().setOption(ChannelOption.TCP_NODELAY, false);
         }
     }
 

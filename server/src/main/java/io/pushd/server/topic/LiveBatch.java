@@ -23,7 +23,7 @@ public final class LiveBatch {
     private final long[] messageBytesBefore;
     private int size;
     private long generation;
-    private long deliveries;
+    private int deliveries;
     private long deliveredBytes;
 
     public LiveBatch(int capacity) {
@@ -55,7 +55,7 @@ public final class LiveBatch {
     }
 
     /** Deliveries {@link #delivered} counted since the last {@link #clear()}. */
-    public long deliveries() {
+    public int deliveries() {
         return deliveries;
     }
 

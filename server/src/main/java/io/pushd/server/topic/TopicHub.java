@@ -356,22 +356,18 @@ public final class TopicHub {
             Pending[] pendings = drain.pendings;
             int max = Math.min(batch.capacity(),
                     Math.max(EVENTS_PER_TASK_WHEN_LAGGING, DELIVERIES_PER_TASK / Math.max(1, members.length)));
-            Pending first = null;
             Pending p;
             while (batch.size() < max && (p = queue.poll()) != null) {
-                if (first == null) {
-                    first = p;
-                }
                 batch.add(p.epoch(), p.seq(), p.forLoop(), format.payloadBytes(p.forLoop().readableBytes()));
                 pendings[batch.size() - 1] = p;
             }
             int n = batch.size();
             try {
                 if (n > 0) { // a drain scheduled for events an earlier drain took finds none
-                    deliver(batch, first);
+                    deliver(batch, pendings[0].topic());
                 }
             } finally {
-                metrics.delivered(batch.deliveries(), batch.deliveredBytes());
+                metrics.delivered(batch.deliveries(), batch.deliveredBytes(), false); // once per task, not per subscriber
                 batch.clear();
                 for (int i = 0; i < n; i++) {
                     pendings[i].forLoop().release();
@@ -392,14 +388,14 @@ public final class TopicHub {
             }
         }
 
-        private void deliver(LiveBatch batch, Pending first) {
+        private void deliver(LiveBatch batch, String topic) {
             for (Subscriber s : members) {
                 try {
                     s.onLive(batch);
                 } catch (RuntimeException ex) {
                     // One broken subscriber must not cost the others the event; the batch's
                     // buffers are the hub's, released after every subscriber had them.
-                    log.warn("subscriber of {} failed on a live event", first.topic(), ex);
+                    log.warn("subscriber of {} failed on a live event", topic, ex);
                 }
             }
         }
