@@ -139,9 +139,12 @@ public final class PushServer implements AutoCloseable {
         this.hints = RetryHints.of(config);
         this.admission = new AdmissionControl(config.limits(), hints);
         if (config.reconnect().rampAfterStart() && expectedClients >= RAMP_MIN_CLIENTS) {
-            admission.startRamp(expectedClients, hints.windowMillis(expectedClients));
+            long window = hints.windowMillis(expectedClients);
+            admission.startRamp(expectedClients, window);
+            log.info("start-up ramp: {} connection(s) before the restart, admitted over {} ms from the first upgrade",
+                    expectedClients, window);
         }
-        this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions, connectionCount::write);
+        this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions, connectionCount::writeFinal);
         ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
         ServerContext context = new ServerContext(config, history, publisher, lifecycle, clientAddress, metrics,
                 new SessionContext(config.limits(), history, hub, lifecycle, hints, admission, sessions, metrics,

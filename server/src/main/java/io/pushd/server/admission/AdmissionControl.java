@@ -6,6 +6,8 @@ import io.pushd.server.lifecycle.RetryHints;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Decides whether an upgraded connection may stay: total connections, connections per client
@@ -14,6 +16,8 @@ import java.util.function.LongSupplier;
  * later the worse it is.
  */
 public final class AdmissionControl {
+
+    private static final Logger log = LoggerFactory.getLogger(AdmissionControl.class);
 
     /** Which limit refused a connection. */
     public enum Limit { CONNECTIONS, PER_IP, HANDSHAKE_RATE, STARTUP_RAMP, PER_SUBJECT }
@@ -27,6 +31,12 @@ public final class AdmissionControl {
      * that; a server nobody comes back to stops ramping then.
      */
     static final long RAMP_ARMED_FOR_MILLIS = 60_000;
+
+    /**
+     * The shortest span a ramp's refusal hints are drawn from. Below a second a refused client
+     * would come straight back to a bucket that holds at most 100 ms worth.
+     */
+    static final long RAMP_MIN_HINT_MILLIS = 1_000;
 
     /** {@code limit} is null and {@code retryMs} 0 when admitted. */
     public record Decision(boolean admitted, Limit limit, String reason, long retryMs) {
@@ -44,9 +54,9 @@ public final class AdmissionControl {
     private volatile boolean rampArmed;
     private volatile long rampArmedUntilNanos;
     private volatile int rampExpected;
-    private volatile TokenBucket ramp;
-    private volatile long rampUntilNanos;
     private volatile long rampWindowMillis;
+    /** The open ramp; null before it opens and after it ended. */
+    private volatile Ramp ramp;
     private final ConcurrentHashMap<String, AtomicInteger> perIp = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, AtomicInteger> perSubject = new ConcurrentHashMap<>();
 
@@ -67,12 +77,20 @@ public final class AdmissionControl {
      * After a start, admit the {@code expected} clients of the previous run no faster than an
      * even spread over {@code windowMillis} (plus slack). After a crash no client got a retry
      * hint, so their own jitter is all that spreads them; the ramp turns a bunch into 1013s whose
-     * hints place the extra clients later in the window.
+     * hints place the extra clients later, within the time the rest of them needs at the ramp's rate.
      *
      * <p>The window opens at the first upgrade after this call, not at the call: a server that is
      * ready late (a long recovery, a slow supervisor) meets the herd when most of a window counted
      * from the start would have passed (one run let 35 % of the clients in within a second). An
      * armed ramp that sees no upgrade for {@value #RAMP_ARMED_FOR_MILLIS} ms lapses.
+     *
+     * <p>The ramp ends when {@code expected} clients are in, not when the window has passed: the
+     * clients it refused late, and those still backing off from reconnects that failed while the
+     * server was down, would otherwise all come back to no limit at all (a single-node restart let
+     * 29–34 % of its clients in within the second after a window that ended on the clock). A ramp
+     * whose clients do not all come back (some went to other nodes, some away for good) ends
+     * {@code max(windowMillis, }{@value #RAMP_ARMED_FOR_MILLIS}{@code  ms)} after it opened: the
+     * clients' longest backoff has passed by then.
      */
     public void startRamp(int expected, long windowMillis) {
         if (expected <= 0 || windowMillis <= 0) {
@@ -93,9 +111,46 @@ public final class AdmissionControl {
         if (now - rampArmedUntilNanos >= 0) {
             return;
         }
-        double rate = RAMP_SLACK * rampExpected * 1000.0 / rampWindowMillis;
-        rampUntilNanos = now + rampWindowMillis * 1_000_000L;
-        ramp = new TokenBucket(rate, Math.max(1.0, rate / 10), now); // at most 100 ms worth at once
+        ramp = new Ramp(rampExpected, RAMP_SLACK * rampExpected * 1000.0 / rampWindowMillis,
+                now + Math.max(rampWindowMillis, RAMP_ARMED_FOR_MILLIS) * 1_000_000L, now);
+    }
+
+    private synchronized void endRamp(Ramp r, String why) {
+        if (ramp == r) {
+            ramp = null;
+            log.info("start-up ramp over: {}, {} of {} admitted in {} ms", why, r.admitted.get(), r.expected,
+                    (nanoTime.getAsLong() - r.openedNanos) / 1_000_000);
+        }
+    }
+
+    /** An open start-up ramp: its bucket, and how many of the expected clients it has let in. */
+    private static final class Ramp {
+        final int expected;
+        final double ratePerSecond;
+        final long openedNanos;
+        final long endsNanos;
+        final TokenBucket bucket;
+        final AtomicInteger admitted = new AtomicInteger();
+
+        Ramp(int expected, double ratePerSecond, long endsNanos, long now) {
+            this.expected = expected;
+            this.ratePerSecond = ratePerSecond;
+            this.openedNanos = now;
+            this.endsNanos = endsNanos;
+            this.bucket = new TokenBucket(ratePerSecond, Math.max(1.0, ratePerSecond / 10), now); // ≤ 100 ms at once
+        }
+
+        boolean tryAcquire(long now) {
+            synchronized (bucket) {
+                return bucket.tryAcquire(now);
+            }
+        }
+
+        /** How long the clients not yet in need at the ramp's rate: refused ones are hinted within that. */
+        long remainingMillis() {
+            int left = Math.max(0, expected - admitted.get());
+            return Math.max(RAMP_MIN_HINT_MILLIS, (long) (left * 1000.0 / ratePerSecond));
+        }
     }
 
     /** {@link #admit(String, String)} without a token subject (auth.mode none). */
@@ -113,20 +168,15 @@ public final class AdmissionControl {
         if (rampArmed) {
             openRamp(nanoTime.getAsLong());
         }
-        TokenBucket r = ramp;
+        Ramp r = ramp;
         if (r != null) {
             long now = nanoTime.getAsLong();
-            if (now - rampUntilNanos >= 0) {
-                ramp = null;
-            } else {
-                boolean ok;
-                synchronized (r) {
-                    ok = r.tryAcquire(now);
-                }
-                if (!ok) {
-                    long hint = hints.within(rampWindowMillis);
-                    return new Decision(false, Limit.STARTUP_RAMP, "admitting the returning clients gradually", hint);
-                }
+            if (now - r.endsNanos >= 0) {
+                endRamp(r, "its time is up");
+                r = null;
+            } else if (!r.tryAcquire(now)) {
+                return new Decision(false, Limit.STARTUP_RAMP, "admitting the returning clients gradually",
+                        hints.within(r.remainingMillis()));
             }
         }
         double rateDeficit;
@@ -154,6 +204,9 @@ public final class AdmissionControl {
                 return refuse(Limit.PER_SUBJECT, "too many connections of one token subject",
                         (double) s / maxPerSubject);
             }
+        }
+        if (r != null && r.admitted.incrementAndGet() >= r.expected) {
+            endRamp(r, "the expected clients are back"); // later ones are not part of the herd
         }
         return Decision.ADMITTED;
     }

@@ -19,6 +19,7 @@ public final class ConnectionCountCheckpoint {
 
     private final Path file;
     private int lastWritten = -1;
+    private boolean frozen;
 
     public ConnectionCountCheckpoint(Path dataDir) {
         this.file = dataDir.resolve("connections");
@@ -33,11 +34,26 @@ public final class ConnectionCountCheckpoint {
         }
     }
 
-    /** Writes {@code count} when it changed since the last write. */
+    /** Writes {@code count} when it changed since the last write, unless {@link #writeFinal} was called. */
     public synchronized void write(int count) {
-        if (count == lastWritten) {
+        if (frozen || count == lastWritten) {
             return;
         }
+        store(count);
+    }
+
+    /**
+     * Writes the count the next start should expect back (the drain's: the connections it is
+     * about to close) and keeps it: the periodic {@link #write} stops, since it would replace it
+     * with the count of connections being closed (one restart expected 200 of its 1,000 clients,
+     * ramped them, and let the other 800 in at once).
+     */
+    public synchronized void writeFinal(int count) {
+        frozen = true;
+        store(count);
+    }
+
+    private void store(int count) {
         Path tmp = file.resolveSibling("connections.tmp");
         try {
             Files.writeString(tmp, Integer.toString(count), StandardCharsets.US_ASCII);

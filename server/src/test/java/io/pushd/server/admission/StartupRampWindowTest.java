@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.RetryHints;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -39,12 +44,56 @@ class StartupRampWindowTest {
     }
 
     @Test
-    void theWindowEndsAWindowAfterTheFirstUpgrade() {
+    void theRampEndsOnceEveryExpectedClientIsIn() {
         admission.startRamp(200, 5_000);
-        now.addAndGet(10_000 * MS);
+        assertThat(herd(200, 10_000)).isEqualTo(200); // 20/s: below the ramp's 50/s, nobody refused
+        assertThat(herd(100, 10)).as("a burst after the herd is back").isEqualTo(100);
+    }
+
+    @Test
+    void aRampStillShortOfItsClientsOutlastsItsWindowUntilAMinuteAfterItOpened() {
+        admission.startRamp(200, 5_000);
         herd(1, 0);
         now.addAndGet(5_001 * MS);
+        assertThat(herd(100, 10)).as("199 clients still to come: still ramped").isBetween(1, 5 + 1);
+        now.addAndGet(AdmissionControl.RAMP_ARMED_FOR_MILLIS * MS);
         assertThat(herd(100, 10)).isEqualTo(100);
+    }
+
+    @Test
+    void aHerdStillComingAfterTheWindowIsSpreadLikeTheRestAndEveryoneGetsIn() {
+        // The single-node restart that failed: half the clients come at once, the other half
+        // (their reconnects failed while the server was down, so they backed off) just after
+        // the window, and every refused one comes back when its hint says.
+        admission.startRamp(1_000, 5_000); // 250/s, at most 25 at once
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        PriorityQueue<long[]> attempts = new PriorityQueue<>(Comparator.comparingLong(a -> a[0]));
+        long start = now.get();
+        for (int i = 0; i < 1_000; i++) {
+            long at = i < 500 ? random.nextLong(1_000) : 5_000 + random.nextLong(1_000);
+            attempts.add(new long[] {start + at * MS, i});
+        }
+        List<Long> admittedAt = new ArrayList<>();
+        while (!attempts.isEmpty()) {
+            long[] a = attempts.poll();
+            now.set(Math.max(now.get(), a[0]));
+            AdmissionControl.Decision d = admission.admit("10.0.0." + (a[1] % 200));
+            if (d.admitted()) {
+                admittedAt.add((now.get() - start) / MS);
+            } else {
+                assertThat(d.limit()).isEqualTo(AdmissionControl.Limit.STARTUP_RAMP);
+                attempts.add(new long[] {now.get() + d.retryMs() * MS, a[1]});
+            }
+        }
+        assertThat(admittedAt).hasSize(1_000);
+        int most = 0;
+        for (int i = 0, j = 0; j < admittedAt.size(); j++) { // admittedAt is in time order
+            while (admittedAt.get(j) - admittedAt.get(i) >= 1_000) {
+                i++;
+            }
+            most = Math.max(most, j - i + 1);
+        }
+        assertThat(most).as("most admitted in any 1 s").isLessThanOrEqualTo(250 + 25 + 1);
     }
 
     @Test
@@ -62,5 +111,21 @@ class StartupRampWindowTest {
         assertThat(d.admitted()).isFalse();
         assertThat(d.limit()).isEqualTo(AdmissionControl.Limit.STARTUP_RAMP);
         assertThat(d.retryMs()).isBetween(0L, 5_000L);
+    }
+
+    @Test
+    void refusedClientsAreHintedWithinTheTimeTheClientsStillAwayNeedAtTheRampsRate() {
+        admission.startRamp(200, 5_000); // 50/s
+        herd(5, 0);
+        for (int i = 0; i < 200; i++) {
+            assertThat(admission.admit("10.0.1." + (i % 200)).retryMs()).as("195 to come at 50/s")
+                    .isBetween(0L, 3_900L);
+        }
+        now.addAndGet(3_800 * MS);
+        assertThat(herd(190, 7_600)).isEqualTo(190); // 25/s, below the rate; 5 left
+        for (int i = 0; i < 200; i++) {
+            assertThat(admission.admit("10.0.2." + (i % 200)).retryMs()).as("the shortest span")
+                    .isBetween(0L, AdmissionControl.RAMP_MIN_HINT_MILLIS);
+        }
     }
 }
