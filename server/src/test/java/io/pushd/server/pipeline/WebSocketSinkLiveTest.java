@@ -27,7 +27,9 @@ import io.pushd.server.topic.EventFormat;
 import io.pushd.server.topic.LiveBatch;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -292,6 +294,53 @@ class WebSocketSinkLiveTest {
         assertThat(bytes).as("the events, then only the close frame: 2 + code + \"bye\"")
                 .hasSize(expected.length() + 7);
         assertThat(bytes[expected.length()] & 0xff).as("a close frame").isEqualTo(0x88);
+    }
+
+    @Test
+    void nothingFollowsOurCloseFrameOnceItWentOutAndTheOutputIsShut() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch batch = batch(event(10, 'x'));
+
+        boolean written = onLoop(() -> {
+            sink.close(CloseCode.GOING_AWAY, "bye"); // an idle connection: written at once, then the output shut
+            return sink.sendLive("t", batch, 0, 1);
+        });
+
+        assertThat(written).isFalse();
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        client.getInputStream().transferTo(got);
+        assertThat(got.toByteArray()).as("only the close frame: 2 + code + \"bye\"").hasSize(7);
+        assertThat(got.toByteArray()[0] & 0xff).isEqualTo(0x88);
+        assertThat(onLoop(() -> events.get(0).refCnt())).isEqualTo(1);
+    }
+
+    @Test
+    void aBatchAfterTheConnectionClosedIsNotWrittenToTheDescriptorItHad() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch batch = batch(event(10, 'z'));
+        try (ServerSocket other = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            io.netty.channel.unix.Socket reuser = onLoop(() -> {
+                int fd = SocketWrites.socketOf(server).intValue();
+                server.close(); // on the loop: the descriptor is closed now, the session hears of it later
+                // the lowest free descriptor is the one just closed: a new connection gets it
+                io.netty.channel.unix.Socket s = io.netty.channel.unix.Socket.newSocketStream();
+                assertThat(s.intValue()).as("the new socket reuses the closed one's descriptor").isEqualTo(fd);
+                if (!s.connect(other.getLocalSocketAddress())) {
+                    while (!s.finishConnect()) {
+                        Thread.sleep(1);
+                    }
+                }
+                sink.sendLive("t", batch, 0, 1);
+                return s;
+            });
+            try (Socket peer = other.accept()) {
+                peer.setSoTimeout(5_000);
+                reuser.close();
+                assertThat(peer.getInputStream().read()).as("nothing reached the connection now on that descriptor")
+                        .isEqualTo(-1);
+            }
+        }
+        assertThat(onLoop(() -> events.get(0).refCnt())).isEqualTo(1);
     }
 
     @Test
