@@ -85,7 +85,7 @@ public final class PushServerMain implements Callable<Integer> {
                 .info("effective configuration:\n{}", ConfigLoader.toYaml(config).stripTrailing());
         PushServer server;
         try {
-            server = PushServer.start(config);
+            server = startOnceMoreIfRedisDidNotSay(config);
         } catch (io.lettuce.core.RedisException e) {
             // cluster mode. Redis answering but refusing us (a wrong or missing password, too old a
             // version) is the operator's to fix, like a bad key: exit 2, which supervisors are told
@@ -176,6 +176,26 @@ public final class PushServerMain implements Callable<Integer> {
         }
         overrides.putAll(sets);
         return ConfigLoader.load(file, overrides);
+    }
+
+    /**
+     * Starts the server; in cluster mode a first failure in which Redis said nothing (no refusal
+     * to read) is tried once more, a quarter of a second later, before it counts as Redis not
+     * answering. Lettuce fails a refused handshake from the listener of the close it starts, so
+     * now and then the close is seen first and a wrong password reads "Connection closed
+     * prematurely" (one CI run in many): exit 1, retried forever by a supervisor, instead of 2.
+     */
+    private static PushServer startOnceMoreIfRedisDidNotSay(ServerConfig config) throws InterruptedException {
+        try {
+            return PushServer.start(config);
+        } catch (io.lettuce.core.RedisException e) {
+            if (redisRefusal(e) != null) {
+                throw e;
+            }
+            LoggerFactory.getLogger(PushServerMain.class).info("Redis did not answer at start; trying once more");
+            Thread.sleep(250);
+            return PushServer.start(config); // everything the first attempt opened is closed again
+        }
     }
 
     /** What Redis answered when it refused us at start (an error reply, or too old), or null when it never answered. */

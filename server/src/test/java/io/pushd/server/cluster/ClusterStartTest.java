@@ -91,6 +91,20 @@ class ClusterStartTest {
         }
     }
 
+    @Test
+    void aRefusalThatFirstLooksLikeAClosedConnectionIsAskedOnceMoreAndExitsWithCodeTwo() throws Exception {
+        // How Lettuce reports a wrong password now and then: the handshake's connection closed
+        // before its WRONGPASS is read. One more attempt hears the refusal.
+        try (FakeRedis62 redis = new FakeRedis62(true)) {
+            Object[] r = start("redis://:wr0ng-pass@127.0.0.1:" + redis.port());
+            String stderr = (String) r[1];
+            assertThat(r[0]).as(stderr).isEqualTo(2);
+            assertThat(stderr).contains("WRONGPASS").doesNotContain("wr0ng-pass");
+            assertThat(clusterErrorLines(stderr)).isEqualTo(1);
+            assertThat(redis.connections.get()).as("the closed one and the one that was refused").isEqualTo(2);
+        }
+    }
+
     /**
      * Speaks just enough RESP, as Redis 6.2.6 answers: HELLO 3 (its RESP3 map), CLIENT
      * (6.2 has no SETINFO: an error), PING, INFO; anything else is an unknown command. No
@@ -98,16 +112,27 @@ class ClusterStartTest {
      */
     static final class FakeRedis62 implements AutoCloseable {
         final List<String> commands = java.util.Collections.synchronizedList(new ArrayList<>());
+        final java.util.concurrent.atomic.AtomicInteger connections = new java.util.concurrent.atomic.AtomicInteger();
         private final ServerSocket server;
         private final Thread acceptor;
 
         FakeRedis62() throws IOException {
+            this(false);
+        }
+
+        /**
+         * @param refusing instead of a Redis 6.2.6: the first connection is closed at its first
+         *                 command, every later one is refused (WRONGPASS) whatever it asks
+         */
+        FakeRedis62(boolean refusing) throws IOException {
             server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
             acceptor = new Thread(() -> {
                 while (!server.isClosed()) {
                     try {
                         Socket s = server.accept();
-                        Thread t = new Thread(() -> serve(s), "fake-redis-conn");
+                        int n = connections.incrementAndGet();
+                        Runnable serve = !refusing ? () -> serve(s) : n == 1 ? () -> closeAtFirstCommand(s) : () -> refuse(s);
+                        Thread t = new Thread(serve, "fake-redis-conn");
                         t.setDaemon(true);
                         t.start();
                     } catch (IOException e) {
@@ -133,6 +158,26 @@ class ClusterStartTest {
                     String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
                     commands.add(name);
                     out.write(answer(name).getBytes(StandardCharsets.UTF_8));
+                    out.flush();
+                }
+            } catch (IOException e) {
+                // the client went away
+            }
+        }
+
+        private static void closeAtFirstCommand(Socket s) {
+            try (s; InputStream in = s.getInputStream()) {
+                readCommand(in);
+            } catch (IOException e) {
+                // the client went away
+            }
+        }
+
+        private static void refuse(Socket s) {
+            try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+                while (readCommand(in) != null) {
+                    out.write("-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+                            .getBytes(StandardCharsets.UTF_8));
                     out.flush();
                 }
             } catch (IOException e) {
