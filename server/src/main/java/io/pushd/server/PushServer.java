@@ -141,10 +141,11 @@ public final class PushServer implements AutoCloseable {
         if (config.reconnect().rampAfterStart() && expectedClients >= RAMP_MIN_CLIENTS) {
             long window = hints.windowMillis(expectedClients);
             admission.startRamp(expectedClients, window);
-            log.info("start-up ramp: {} connection(s) before the restart, admitted over {} ms from the first upgrade",
-                    expectedClients, window);
+            log.info("start-up ramp: {} connection(s) before the restart, admitted no faster than over {} ms "
+                    + "(+25 %) from the first upgrade until they are open again", expectedClients, window);
         }
-        this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions, connectionCount::writeFinal);
+        this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions,
+                open -> connectionCount.writeFinal(expectedBack(open)));
         ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
         ServerContext context = new ServerContext(config, history, publisher, lifecycle, clientAddress, metrics,
                 new SessionContext(config.limits(), history, hub, lifecycle, hints, admission, sessions, metrics,
@@ -164,7 +165,7 @@ public final class PushServer implements AutoCloseable {
             shutdownResources();
             throw e;
         }
-        housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(sessions.size()),
+        housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(expectedBack(sessions.size())),
                 CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         lifecycle.advanceTo(ServerState.READY);
         logReady(chosen.name(), (System.nanoTime() - t0) / 1_000_000);
@@ -193,6 +194,15 @@ public final class PushServer implements AutoCloseable {
             access.close();
             throw e;
         }
+    }
+
+    /**
+     * What the next start should expect back: the open connections, or while the start-up ramp
+     * still waits for the previous run's clients, as many as it expects (a crash during the ramp
+     * must not leave the next start expecting only those back so far).
+     */
+    private int expectedBack(int open) {
+        return Math.max(open, admission.rampExpected());
     }
 
     /** {@code server.ioThreads}, where 0 means two per core. */

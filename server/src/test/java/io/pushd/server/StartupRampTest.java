@@ -95,6 +95,15 @@ class StartupRampTest {
     }
 
     @Test
+    void whileTheRampWaitsTheCountKeptForTheNextStartIsStillThePreviousRuns() throws Exception {
+        Files.writeString(dataDir.resolve("connections"), "200");
+        server = TestServers.start(dataDir);
+        connectAll(3); // 3 of 200 back, then a crash: the next start must still expect 200
+        Thread.sleep(2_500); // past the checkpoint's refresh (every 2 s)
+        assertThat(Files.readString(dataDir.resolve("connections")).trim()).isEqualTo("200");
+    }
+
+    @Test
     void aDrainRecordsHowManyClientsToExpectBack() throws Exception {
         server = TestServers.start(dataDir);
         for (int i = 0; i < 3; i++) {

@@ -84,13 +84,13 @@ public final class AdmissionControl {
      * from the start would have passed (one run let 35 % of the clients in within a second). An
      * armed ramp that sees no upgrade for {@value #RAMP_ARMED_FOR_MILLIS} ms lapses.
      *
-     * <p>The ramp ends when {@code expected} clients are in, not when the window has passed: the
+     * <p>The ramp ends when {@code expected} connections are open, not when the window has passed: the
      * clients it refused late, and those still backing off from reconnects that failed while the
      * server was down, would otherwise all come back to no limit at all (a single-node restart let
      * 29–34 % of its clients in within the second after a window that ended on the clock). A ramp
      * whose clients do not all come back (some went to other nodes, some away for good) ends
-     * {@code max(windowMillis, }{@value #RAMP_ARMED_FOR_MILLIS}{@code  ms)} after it opened: the
-     * clients' longest backoff has passed by then.
+     * {@code max(windowMillis, 60 s)} after it opened: the clients' longest backoff has passed by
+     * then.
      */
     public void startRamp(int expected, long windowMillis) {
         if (expected <= 0 || windowMillis <= 0) {
@@ -107,30 +107,45 @@ public final class AdmissionControl {
         if (!rampArmed) {
             return; // another upgrade opened it first
         }
-        rampArmed = false;
         if (now - rampArmedUntilNanos >= 0) {
+            rampArmed = false;
+            log.info("start-up ramp lapsed: no client came back within {} ms of the start", RAMP_ARMED_FOR_MILLIS);
             return;
         }
+        // the ramp before the flag: an upgrade that sees the flag down must see the ramp
         ramp = new Ramp(rampExpected, RAMP_SLACK * rampExpected * 1000.0 / rampWindowMillis,
                 now + Math.max(rampWindowMillis, RAMP_ARMED_FOR_MILLIS) * 1_000_000L, now);
+        rampArmed = false;
+    }
+
+    /**
+     * How many connections a start-up ramp still expects back in all (armed or open), 0 without
+     * one: what the connection-count checkpoint should keep meanwhile, since the clients back so
+     * far are only part of them and a crash now would otherwise leave the next start expecting
+     * that part.
+     */
+    public int rampExpected() {
+        if (ramp != null || rampArmed) {
+            return rampExpected;
+        }
+        return 0;
     }
 
     private synchronized void endRamp(Ramp r, String why) {
         if (ramp == r) {
             ramp = null;
-            log.info("start-up ramp over: {}, {} of {} admitted in {} ms", why, r.admitted.get(), r.expected,
-                    (nanoTime.getAsLong() - r.openedNanos) / 1_000_000);
+            log.info("start-up ramp over: {}, {} connection(s) of {} expected after {} ms", why, connections.get(),
+                    r.expected, (nanoTime.getAsLong() - r.openedNanos) / 1_000_000);
         }
     }
 
-    /** An open start-up ramp: its bucket, and how many of the expected clients it has let in. */
+    /** An open start-up ramp: its bucket, and how many connections it waits for. */
     private static final class Ramp {
         final int expected;
         final double ratePerSecond;
         final long openedNanos;
         final long endsNanos;
         final TokenBucket bucket;
-        final AtomicInteger admitted = new AtomicInteger();
 
         Ramp(int expected, double ratePerSecond, long endsNanos, long now) {
             this.expected = expected;
@@ -146,9 +161,9 @@ public final class AdmissionControl {
             }
         }
 
-        /** How long the clients not yet in need at the ramp's rate: refused ones are hinted within that. */
-        long remainingMillis() {
-            int left = Math.max(0, expected - admitted.get());
+        /** How long the clients not yet back need at the ramp's rate: refused ones are hinted within that. */
+        long remainingMillis(int open) {
+            int left = Math.max(0, expected - open);
             return Math.max(RAMP_MIN_HINT_MILLIS, (long) (left * 1000.0 / ratePerSecond));
         }
     }
@@ -176,7 +191,7 @@ public final class AdmissionControl {
                 r = null;
             } else if (!r.tryAcquire(now)) {
                 return new Decision(false, Limit.STARTUP_RAMP, "admitting the returning clients gradually",
-                        hints.within(r.remainingMillis()));
+                        hints.within(r.remainingMillis(connections.get())));
             }
         }
         double rateDeficit;
@@ -205,7 +220,9 @@ public final class AdmissionControl {
                         (double) s / maxPerSubject);
             }
         }
-        if (r != null && r.admitted.incrementAndGet() >= r.expected) {
+        if (r != null && total >= r.expected) {
+            // Open connections, not admissions: a client that comes and goes (a reconnect loop,
+            // an early close) must not end the ramp for the ones still away.
             endRamp(r, "the expected clients are back"); // later ones are not part of the herd
         }
         return Decision.ADMITTED;

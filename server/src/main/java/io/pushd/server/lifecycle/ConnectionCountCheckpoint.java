@@ -50,17 +50,22 @@ public final class ConnectionCountCheckpoint {
      */
     public synchronized void writeFinal(int count) {
         frozen = true;
-        store(count);
+        if (!store(count)) {
+            log.warn("could not keep the drain's connection count ({}) in {}: the next start expects the last "
+                    + "one written, at most 2 s older", count, file);
+        }
     }
 
-    private void store(int count) {
+    private boolean store(int count) {
         Path tmp = file.resolveSibling("connections.tmp");
         try {
             Files.writeString(tmp, Integer.toString(count), StandardCharsets.US_ASCII);
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             lastWritten = count;
+            return true;
         } catch (IOException e) {
             log.debug("could not write {}: {}", file, e.toString());
+            return false;
         }
     }
 }

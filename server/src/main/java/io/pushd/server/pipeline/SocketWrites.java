@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.epoll.AbstractEpollStreamChannel;
+import io.netty.channel.epoll.EpollSocketChannelConfig;
 import io.netty.channel.unix.IovArray;
 import io.netty.channel.unix.Socket;
 import io.netty.handler.ssl.SslHandler;
@@ -74,8 +75,11 @@ final class SocketWrites {
      * (bytes must pass the {@link SslHandler}), or no access to native addresses.
      */
     static Socket socketOf(Channel ch) {
+        // Not with SO_LINGER: Netty then closes the socket on another thread, after it dropped the
+        // outbound buffer on the loop, and a direct write in between could reach a reused descriptor.
         if (ch instanceof AbstractEpollStreamChannel epoll && epoll.fd() instanceof Socket socket
-                && PlatformDependent.hasUnsafe() && ch.pipeline().get(SslHandler.class) == null) {
+                && PlatformDependent.hasUnsafe() && ch.pipeline().get(SslHandler.class) == null
+                && !(ch.config() instanceof EpollSocketChannelConfig c && c.getSoLinger() > 0)) {
             return socket;
         }
         return null;

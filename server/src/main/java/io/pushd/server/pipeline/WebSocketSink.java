@@ -94,10 +94,11 @@ public final class WebSocketSink implements SessionSink {
             format = EventFormat.JSON; // compressed per connection
         } else {
             belowEncoder = encoder;
-            socket = SocketWrites.socketOf(channel);
-            outbound = socket == null ? null : channel.unsafe().outboundBuffer();
-            if (outbound == null) {
-                socket = null; // closed meanwhile: Netty's way, which knows
+            Socket s = SocketWrites.socketOf(channel);
+            ChannelOutboundBuffer out = s == null ? null : channel.unsafe().outboundBuffer();
+            if (out != null) { // null: closed meanwhile, so Netty's way, which knows
+                outbound = out; // first: socket non-null means outbound is there
+                socket = s;
             }
             format = EventFormat.WEBSOCKET_FRAME;
         }
@@ -123,8 +124,10 @@ public final class WebSocketSink implements SessionSink {
     public boolean sendLive(String topic, LiveBatch events, int from, int to) {
         // With nothing queued in Netty, no close frame of ours waits to be written; and one that
         // was written has shut the output already: WebSocketClose's listener on its write runs as
-        // the write completes, and shuts the socket's output (which directlyWritable reads).
-        // Only a queued close frame needs looking for, off the direct path.
+        // the write completes (Netty notifies listeners at once unless already 8 notifications
+        // deep, then from a task: a window this check does not cover), and shuts the socket's
+        // output, which directlyWritable reads. Only a queued close frame needs looking for, off
+        // the direct path.
         boolean direct = directlyWritable();
         if (!direct && isClosing()) {
             // nothing may follow our close frame (RFC 6455 5.5.1), and the protocol handler that

@@ -97,10 +97,34 @@ class StartupRampWindowTest {
     }
 
     @Test
+    void clientsThatComeAndGoDoNotEndTheRampForThoseStillAway() {
+        admission.startRamp(200, 5_000);
+        for (int i = 0; i < 300; i++) { // a reconnect loop: 300 admissions, never more than one open
+            assertThat(admission.admit("10.0.0.1").admitted()).isTrue();
+            admission.release("10.0.0.1");
+            now.addAndGet(40 * MS);
+        }
+        assertThat(herd(100, 10)).as("200 still away: still ramped").isBetween(1, 5 + 1);
+    }
+
+    @Test
+    void theRampSaysHowManyConnectionsItStillExpectsUntilItEnds() {
+        assertThat(admission.rampExpected()).isZero();
+        admission.startRamp(200, 5_000);
+        assertThat(admission.rampExpected()).as("armed").isEqualTo(200);
+        herd(1, 0);
+        assertThat(admission.rampExpected()).as("open").isEqualTo(200);
+        now.addAndGet(1_000 * MS);
+        herd(199, 10_000);
+        assertThat(admission.rampExpected()).as("everyone back").isZero();
+    }
+
+    @Test
     void aRampThatNoClientOpensLapses() {
         admission.startRamp(200, 5_000);
         now.addAndGet((AdmissionControl.RAMP_ARMED_FOR_MILLIS + 1) * MS);
         assertThat(herd(100, 10)).isEqualTo(100);
+        assertThat(admission.rampExpected()).isZero();
     }
 
     @Test
@@ -121,11 +145,17 @@ class StartupRampWindowTest {
             assertThat(admission.admit("10.0.1." + (i % 200)).retryMs()).as("195 to come at 50/s")
                     .isBetween(0L, 3_900L);
         }
-        now.addAndGet(3_800 * MS);
-        assertThat(herd(190, 7_600)).isEqualTo(190); // 25/s, below the rate; 5 left
+        now.addAndGet(1_000 * MS);
+        assertThat(herd(175, 7_000)).isEqualTo(175); // 25/s, below the rate: 180 in
+        now.addAndGet(1_000 * MS); // the bucket full
+        assertThat(herd(5, 0)).isEqualTo(5); // 185 open: 15 to come, 300 ms at 50/s
+        long longest = 0;
         for (int i = 0; i < 200; i++) {
-            assertThat(admission.admit("10.0.2." + (i % 200)).retryMs()).as("the shortest span")
-                    .isBetween(0L, AdmissionControl.RAMP_MIN_HINT_MILLIS);
+            AdmissionControl.Decision d = admission.admit("10.0.2." + (i % 200));
+            assertThat(d.limit()).isEqualTo(AdmissionControl.Limit.STARTUP_RAMP);
+            assertThat(d.retryMs()).as("the shortest span").isBetween(0L, AdmissionControl.RAMP_MIN_HINT_MILLIS);
+            longest = Math.max(longest, d.retryMs());
         }
+        assertThat(longest).as("a second, not the 300 ms the rest need").isGreaterThan(300);
     }
 }

@@ -324,14 +324,19 @@ class WebSocketSinkLiveTest {
                 server.close(); // on the loop: the descriptor is closed now, the session hears of it later
                 // the lowest free descriptor is the one just closed: a new connection gets it
                 io.netty.channel.unix.Socket s = io.netty.channel.unix.Socket.newSocketStream();
-                assertThat(s.intValue()).as("the new socket reuses the closed one's descriptor").isEqualTo(fd);
-                if (!s.connect(other.getLocalSocketAddress())) {
-                    while (!s.finishConnect()) {
-                        Thread.sleep(1);
+                try {
+                    assertThat(s.intValue()).as("the new socket reuses the closed one's descriptor").isEqualTo(fd);
+                    if (!s.connect(other.getLocalSocketAddress())) {
+                        while (!s.finishConnect()) {
+                            Thread.sleep(1);
+                        }
                     }
+                    sink.sendLive("t", batch, 0, 1);
+                    return s;
+                } catch (Exception | AssertionError e) {
+                    s.close();
+                    throw e;
                 }
-                sink.sendLive("t", batch, 0, 1);
-                return s;
             });
             try (Socket peer = other.accept()) {
                 peer.setSoTimeout(5_000);
