@@ -125,8 +125,10 @@ public final class AdmissionControl {
      * that part.
      */
     public int rampExpected() {
-        if (ramp != null || rampArmed) {
-            return rampExpected;
+        long now = nanoTime.getAsLong();
+        Ramp r = ramp;
+        if (r != null ? now - r.endsNanos < 0 : rampArmed && now - rampArmedUntilNanos < 0) {
+            return rampExpected; // on the clock, not only on the next upgrade: a ramp nobody opens lapses
         }
         return 0;
     }

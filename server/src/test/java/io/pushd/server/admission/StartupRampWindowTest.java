@@ -120,6 +120,13 @@ class StartupRampWindowTest {
     }
 
     @Test
+    void aRampThatNoClientOpensStopsExpectingAnyoneOnceItsTimeIsUpEvenWithNoUpgrade() {
+        admission.startRamp(200, 5_000);
+        now.addAndGet((AdmissionControl.RAMP_ARMED_FOR_MILLIS + 1) * MS);
+        assertThat(admission.rampExpected()).isZero();
+    }
+
+    @Test
     void aRampThatNoClientOpensLapses() {
         admission.startRamp(200, 5_000);
         now.addAndGet((AdmissionControl.RAMP_ARMED_FOR_MILLIS + 1) * MS);
