@@ -126,9 +126,9 @@ public final class WebSocketSink implements SessionSink {
         // was written has shut the output already: WebSocketClose's listener on its write runs as
         // the write completes (Netty notifies listeners at once unless already 8 notifications
         // deep, then from a task: a window this check does not cover), and shuts the socket's
-        // output, which directlyWritable reads. Only a queued close frame needs looking for, off
+        // output, which writesDirectly reads. Only a queued close frame needs looking for, off
         // the direct path.
-        boolean direct = directlyWritable();
+        boolean direct = writesDirectly();
         if (!direct && isClosing()) {
             // nothing may follow our close frame (RFC 6455 5.5.1), and the protocol handler that
             // drops later writes is above where events are written
@@ -153,8 +153,7 @@ public final class WebSocketSink implements SessionSink {
             if (written == 0) {
                 sendEvent(event.retainedDuplicate());
             } else { // the socket took part of this frame (only a direct write does): the rest follows it
-                belowEncoder.write(event.retainedSlice(event.readerIndex() + (int) written, length - (int) written),
-                        channel.voidPromise());
+                sendEvent(event.retainedSlice(event.readerIndex() + (int) written, length - (int) written));
                 written = 0;
             }
             queued = true;
@@ -170,7 +169,7 @@ public final class WebSocketSink implements SessionSink {
      * or being written) that a direct write could overtake. The socket's state first: closed
      * (which also marks it shut) its descriptor may already be another connection's.
      */
-    private boolean directlyWritable() {
+    private boolean writesDirectly() {
         Socket s = socket;
         return s != null && !s.isOutputShutdown() && outbound.totalPendingWriteBytes() == 0;
     }
