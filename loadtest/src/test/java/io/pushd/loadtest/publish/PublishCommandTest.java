@@ -19,7 +19,6 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,8 +31,8 @@ class PublishCommandTest {
     ManagedServer a;
     ManagedServer b;
 
-    @BeforeEach
-    void start() throws Exception {
+    /** Two servers, for the test that publishes (the usage errors need none: they are refused before any connection). */
+    private void startTwo() throws Exception {
         Path jar = Path.of(System.getProperty("push.server.jar", "../server/target/push-server.jar"));
         Deadline deadline = Deadline.in(Duration.ofSeconds(30));
         a = ManagedServer.start(jar, dir.resolve("a"), dir.resolve("logs-a"), List.of(), deadline);
@@ -42,8 +41,12 @@ class PublishCommandTest {
 
     @AfterEach
     void stop() {
-        a.close();
-        b.close();
+        if (a != null) {
+            a.close();
+        }
+        if (b != null) {
+            b.close();
+        }
     }
 
     /** {@code push_events_published_total} of {@code s}: what the server itself appended. */
@@ -59,6 +62,7 @@ class PublishCommandTest {
     @Test
     @Timeout(60)
     void twoNodesArePublishedToAtOnceAndEachNodesShareIsReported() throws Exception {
+        startTwo();
         Path reportDir = dir.resolve("report");
         long serverA = ProcessCpu.childServerPid(a).getAsLong();
         int exit = LoadTestMain.execute("publish", "--url", "http://" + a.host() + ":" + a.port(),
