@@ -33,6 +33,7 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(LiveSessionHandler.class);
 
     private final ServerContext server;
+    private WebSocketSink sink;
     private Session session;
     private boolean upgraded;
     /*
@@ -58,7 +59,13 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        session = new Session(new WebSocketSink(ctx.channel(), server.metrics()), server.sessions());
+        sink = new WebSocketSink(ctx.channel(), server.metrics());
+        session = new Session(sink, server.sessions());
+    }
+
+    /** The connection's sink, for {@link WebSocketClose} to stop its direct writes before our close frame. */
+    WebSocketSink sink() {
+        return sink;
     }
 
     @Override

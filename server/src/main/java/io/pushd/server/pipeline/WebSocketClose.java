@@ -54,8 +54,13 @@ final class WebSocketClose {
 
     /** Starts the closing handshake with this code, unless a close frame was already sent. */
     static void close(Channel ch, CloseCode code, String reason, ServerMetrics metrics) {
+        close(ch, null, code, reason, metrics);
+    }
+
+    /** As {@link #close(Channel, CloseCode, String, ServerMetrics)}, from the connection's own sink. */
+    static void close(Channel ch, WebSocketSink sink, CloseCode code, String reason, ServerMetrics metrics) {
         if (!ch.eventLoop().inEventLoop()) {
-            ch.eventLoop().execute(() -> close(ch, code, reason, metrics));
+            ch.eventLoop().execute(() -> close(ch, sink, code, reason, metrics));
             return;
         }
         State s = state(ch);
@@ -65,7 +70,7 @@ final class WebSocketClose {
         String r = CloseCode.truncateReason(reason);
         metrics.closeSent(code, CloseCode.parseRetryMs(r).orElse(-1));
         log.debug("[{}] closing with {} {}", ch.id().asShortText(), code.describe(), r);
-        send(ch, s, new CloseWebSocketFrame(code.code(), r));
+        send(ch, s, sink, new CloseWebSocketFrame(code.code(), r));
     }
 
     /**
@@ -89,20 +94,20 @@ final class WebSocketClose {
         int code = frame.statusCode(); // -1 without a body
         if (body.readableBytes() == 0) {
             log.debug("[{}] peer closed without a code", id);
-            send(ch, s, new CloseWebSocketFrame(true, 0, Unpooled.EMPTY_BUFFER));
+            send(ch, s, null, new CloseWebSocketFrame(true, 0, Unpooled.EMPTY_BUFFER));
         } else if (code < 0 || !CloseCode.isTransmittable(code)) {
             // Netty's decoder rejects most of these itself, but lets 5000-65535 through
             String why = code < 0 ? "close frame with a 1-byte body" : "invalid close code " + code;
             log.debug("[{}] protocol error in the peer's close: {}", id, why);
             metrics.closeSent(CloseCode.PROTOCOL_ERROR, -1);
-            send(ch, s, new CloseWebSocketFrame(CloseCode.PROTOCOL_ERROR.code(), why));
+            send(ch, s, null, new CloseWebSocketFrame(CloseCode.PROTOCOL_ERROR.code(), why));
         } else if (!ByteBufUtil.isText(body, body.readerIndex() + 2, body.readableBytes() - 2, StandardCharsets.UTF_8)) {
             log.debug("[{}] peer closed with a reason that is not UTF-8", id);
             metrics.closeSent(CloseCode.INVALID_PAYLOAD, -1);
-            send(ch, s, new CloseWebSocketFrame(CloseCode.INVALID_PAYLOAD.code(), "close reason is not UTF-8"));
+            send(ch, s, null, new CloseWebSocketFrame(CloseCode.INVALID_PAYLOAD.code(), "close reason is not UTF-8"));
         } else {
             log.debug("[{}] peer closed with {}", id, code);
-            send(ch, s, new CloseWebSocketFrame(code, "")); // echo the code (section 5.5.1)
+            send(ch, s, null, new CloseWebSocketFrame(code, "")); // echo the code (section 5.5.1)
         }
     }
 
@@ -122,7 +127,18 @@ final class WebSocketClose {
         return s;
     }
 
-    private static void send(Channel ch, State s, CloseWebSocketFrame frame) {
+    private static void send(Channel ch, State s, WebSocketSink sink, CloseWebSocketFrame frame) {
+        // live events written straight to the socket do not pass the protocol handler: the sink
+        // stops those before the frame goes (found in the pipeline when the close did not come
+        // from it: once per connection, at its close)
+        WebSocketSink direct = sink;
+        if (direct == null) {
+            LiveSessionHandler live = ch.pipeline().get(LiveSessionHandler.class);
+            direct = live == null ? null : live.sink();
+        }
+        if (direct != null) {
+            direct.closeFrameWritten();
+        }
         // through the whole pipeline, so the protocol handler drops anything written after it
         s.sent = ch.writeAndFlush(frame);
         s.sent.addListener(done -> {

@@ -54,6 +54,13 @@ public final class WebSocketSink implements SessionSink {
      * the connection closed; the socket's state says so then, and is read first.
      */
     private ChannelOutboundBuffer outbound;
+    /**
+     * Set (by {@link WebSocketClose}, on the event loop) as our close frame is written: from then on
+     * nothing goes straight to the socket. The shut output says so too, but only once the close
+     * frame's listener has run, which Netty defers to a task when the close comes eight listener
+     * notifications deep; a direct write in between would follow the close frame.
+     */
+    private boolean closeFrameWritten;
 
     public WebSocketSink(Channel channel, ServerMetrics metrics) {
         this.channel = channel;
@@ -122,12 +129,9 @@ public final class WebSocketSink implements SessionSink {
      */
     @Override
     public boolean sendLive(String topic, LiveBatch events, int from, int to) {
-        // With nothing queued in Netty, no close frame of ours waits to be written; and one that
-        // was written has shut the output already: WebSocketClose's listener on its write runs as
-        // the write completes (Netty notifies listeners at once unless already 8 notifications
-        // deep, then from a task: a window this check does not cover), and shuts the socket's
-        // output, which writesDirectly reads. Only a queued close frame needs looking for, off
-        // the direct path.
+        // No direct write once our close frame was written (writesDirectly reads the sink's own
+        // flag, not the channel's close state, which is one object further per subscriber);
+        // off the direct path the channel's state is asked as well.
         boolean direct = writesDirectly();
         if (!direct && isClosing()) {
             // nothing may follow our close frame (RFC 6455 5.5.1), and the protocol handler that
@@ -165,13 +169,19 @@ public final class WebSocketSink implements SessionSink {
     }
 
     /**
-     * A plain epoll connection, open for output, with nothing in Netty's outbound buffer (queued
-     * or being written) that a direct write could overtake. The socket's state first: closed
-     * (which also marks it shut) its descriptor may already be another connection's.
+     * A plain epoll connection, open for output, with no close frame of ours written and nothing
+     * in Netty's outbound buffer (queued or being written) that a direct write could overtake.
+     * The socket's state before the buffer: closed (which also marks it shut) its descriptor may
+     * already be another connection's.
      */
     private boolean writesDirectly() {
         Socket s = socket;
-        return s != null && !s.isOutputShutdown() && outbound.totalPendingWriteBytes() == 0;
+        return s != null && !closeFrameWritten && !s.isOutputShutdown() && outbound.totalPendingWriteBytes() == 0;
+    }
+
+    /** Our close frame is being written: nothing goes straight to the socket from now on. Event loop only. */
+    void closeFrameWritten() {
+        closeFrameWritten = true;
     }
 
     @Override
@@ -222,7 +232,7 @@ public final class WebSocketSink implements SessionSink {
 
     @Override
     public void close(CloseCode code, String reason) {
-        WebSocketClose.close(channel, code, reason, metrics);
+        WebSocketClose.close(channel, this, code, reason, metrics);
     }
 
     @Override

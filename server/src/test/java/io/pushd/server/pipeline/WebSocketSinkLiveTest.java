@@ -18,9 +18,12 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.websocketx.WebSocket13FrameEncoder;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.util.concurrent.Promise;
+import io.netty.util.internal.SystemPropertyUtil;
 import io.pushd.protocol.CloseCode;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.topic.EventFormat;
@@ -38,6 +41,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import org.junit.jupiter.api.AfterEach;
@@ -312,6 +316,43 @@ class WebSocketSinkLiveTest {
         assertThat(got.toByteArray()).as("only the close frame: 2 + code + \"bye\"").hasSize(7);
         assertThat(got.toByteArray()[0] & 0xff).isEqualTo(0x88);
         assertThat(onLoop(() -> events.get(0).refCnt())).isEqualTo(1);
+    }
+
+    @Test
+    void nothingFollowsOurCloseFrameWhenTheCloseComesEightListenerNotificationsDeep() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch batch = batch(event(10, 'x'));
+        // Netty runs a listener at once unless it is already this many notifications deep; then it
+        // runs from a task, and so would the close frame's listener that shuts the output
+        int deepest = Math.min(8, SystemPropertyUtil.getInt("io.netty.defaultPromise.maxListenerStackDepth", 8));
+        AtomicReference<Boolean> written = new AtomicReference<>();
+        AtomicReference<Boolean> outputShutInTheListener = new AtomicReference<>();
+
+        onLoop(() -> {
+            List<Promise<Void>> chain = new ArrayList<>();
+            for (int i = 0; i < deepest; i++) {
+                chain.add(server.eventLoop().newPromise());
+            }
+            for (int i = 0; i < deepest - 1; i++) {
+                Promise<Void> next = chain.get(i + 1);
+                chain.get(i).addListener(f -> next.setSuccess(null));
+            }
+            chain.get(deepest - 1).addListener(f -> {
+                sink.close(CloseCode.GOING_AWAY, "bye"); // an idle connection: the frame is written at once
+                outputShutInTheListener.set(((DuplexChannel) server).isOutputShutdown());
+                written.set(sink.sendLive("t", batch, 0, 1)); // before the task that would shut the output
+            });
+            chain.get(0).setSuccess(null);
+            return null;
+        });
+
+        assertThat(outputShutInTheListener.get()).as("the close frame's listener was deferred (else this tests nothing)")
+                .isFalse();
+        assertThat(written.get()).isFalse();
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        client.getInputStream().transferTo(got);
+        assertThat(got.toByteArray()).as("only the close frame: 2 + code + \"bye\"").hasSize(7);
+        assertThat(got.toByteArray()[0] & 0xff).isEqualTo(0x88);
     }
 
     @Test
