@@ -5,6 +5,8 @@
 # server and Nchan in the same run (server pinned to core 0, driver to core 1 unless PIN_SERVER /
 # PIN_DRIVER say otherwise), and prints one Markdown row per server and rate: server CPU µs per
 # delivery (= ms per 1,000), p99 publish→deliver, delivered share, published events.
+# SPLIT=1: after each run, where the CPU went (bench/cpu-split.mjs): the server's by thread kind
+# (event loops, JIT compilers, writer) and each core's busy time with its softirq share.
 # Needs: `mvn -q -DskipTests package` first, Node, and nginx-light + libnginx-mod-nchan for Nchan.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,8 +15,18 @@ peers=${PEERS:-}; for p in "$root/../shared/peers" "$root/../../shared/peers"; d
 [ -x "$peers/bench.sh" ] || { echo "no peers driver at $peers (set PEERS to the peers folder)" >&2; exit 1; }
 export PIN_SERVER=${PIN_SERVER:-0} PIN_DRIVER=${PIN_DRIVER:-1}
 out=$(mktemp)
+pattern() { case $1 in push|ours) echo '^java .*push-server[.]jar --port' ;; nchan) echo '^nginx: worker' ;;
+  socketio) echo 'socketio-server[.]mjs' ;; netty) echo 'RawNettyBroadcast' ;; esac; }
 for r in $rates; do
-  PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$targets" "$subs" "$r" "$secs" | tee -a "$out" >&2
+  if [ "${SPLIT:-0}" = 1 ]; then
+    for t in $targets; do
+      node "$root/bench/cpu-split.mjs" "$(pattern $t)" "$secs" > "$out.split" 2>&1 & split=$!
+      PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$t" "$subs" "$r" "$secs" | tee -a "$out" >&2
+      wait $split; echo "$t $r/s: $(cat "$out.split")" >&2
+    done
+  else
+    PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$targets" "$subs" "$r" "$secs" | tee -a "$out" >&2
+  fi
 done
 echo
 echo "| server | offered | CPU µs/delivery | p99 ms | delivered | published |"
@@ -23,4 +35,4 @@ node -e '
   const lines = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(l => l.startsWith("{"));
   for (const l of lines) { const j = JSON.parse(l);
     console.log(`| ${j.target} | ${j.subs/1000}k × ${j.rate}/s | ${j.serverCpuMsPer1kDeliveries} | ${j.p99ms} | ${(100*j.deliveredShare).toFixed(1)} % | ${j.published} |`); }' "$out"
-rm -f "$out"
+rm -f "$out" "$out.split"
