@@ -6,7 +6,8 @@
 # PIN_DRIVER say otherwise), and prints one Markdown row per server and rate: server CPU µs per
 # delivery (= ms per 1,000), p99 publish→deliver, delivered share, published events.
 # SPLIT=1: after each run, where the CPU went (bench/cpu-split.mjs): the server's by thread kind
-# (event loops, JIT compilers, writer) and each core's busy time with its softirq share.
+# (event loops, JIT compilers, writer) and each core's busy time with its softirq share, over
+# the last SPLIT_WINDOW seconds of the window (default: all of it).
 # Needs: `mvn -q -DskipTests package` first, Node, and nginx-light + libnginx-mod-nchan for Nchan.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +21,7 @@ pattern() { case $1 in push|ours) echo '^java .*push-server[.]jar --port' ;; nch
 for r in $rates; do
   if [ "${SPLIT:-0}" = 1 ]; then
     for t in $targets; do
-      node "$root/bench/cpu-split.mjs" "$(pattern $t)" "$secs" > "$out.split" 2>&1 & split=$!
+      node "$root/bench/cpu-split.mjs" "$(pattern $t)" "${SPLIT_WINDOW:-$secs}" > "$out.split" 2>&1 & split=$!
       PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$t" "$subs" "$r" "$secs" | tee -a "$out" >&2
       wait $split; echo "$t $r/s: $(cat "$out.split")" >&2
     done
