@@ -143,7 +143,7 @@ public record Cluster(@JsonSerialize(using = Cluster.Redacting.class) String red
         try {
             uri = RedisURI.create(text);
         } catch (RuntimeException e) {
-            throw new ConfigException("cluster.redisUri: " + redacted(shown) + " (" + e.getMessage() + ")");
+            throw new ConfigException("cluster.redisUri: " + redacted(shown) + " (" + withoutSecret(e.getMessage(), text) + ")");
         }
         boolean sentinel = scheme.equals("redis-sentinel");
         if (!sentinel && (uri.getHost() == null || uri.getHost().isBlank() || uri.getPort() < 1 || uri.getPort() > 65535)) {
@@ -161,6 +161,28 @@ public record Cluster(@JsonSerialize(using = Cluster.Redacting.class) String red
         int at = text.lastIndexOf('@');
         int start = text.indexOf("://");
         return at > start && start >= 0 ? text.substring(0, start + 3) + "***" + text.substring(at) : text;
+    }
+
+    /**
+     * A parser's message about {@code text}, which often quotes it whole (a URISyntaxException
+     * does): with the URI's user information (its password) cut out, or, should some of it remain
+     * in another form, only that the URI is not valid.
+     */
+    static String withoutSecret(String message, String text) {
+        if (message == null) {
+            return "not a valid URI";
+        }
+        int start = text.indexOf("://");
+        int at = text.lastIndexOf('@');
+        if (start < 0 || at <= start + 3) {
+            return message; // no user information: nothing secret in it
+        }
+        String userInfo = text.substring(start + 3, at);
+        String cleaned = message.replace(text, redacted(text));
+        int colon = userInfo.indexOf(':');
+        String password = colon >= 0 ? userInfo.substring(colon + 1) : userInfo;
+        return cleaned.contains(userInfo) || (!password.isEmpty() && cleaned.contains(password))
+                ? "not a valid URI" : cleaned;
     }
 
     /** The printed configuration ({@code --print-config}, the start-up log) never shows the password. */

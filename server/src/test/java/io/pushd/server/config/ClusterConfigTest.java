@@ -53,6 +53,17 @@ class ClusterConfigTest {
     }
 
     @Test
+    void aMalformedUriIsRefusedWithoutItsPasswordEvenWhenTheParserQuotesIt() {
+        // URISyntaxException's message repeats the whole URI, password included
+        for (String uri : new String[] {"redis://u:sek%rit@host:6379", "redis://u:sekrit@[::1:40199",
+                "rediss://:sek%rit@host:6379"}) {
+            assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("cluster.redisUri", uri)))
+                    .isInstanceOf(ConfigException.class).hasMessageStartingWith("cluster.redisUri: ")
+                    .hasMessageContaining("***@").hasMessageNotContaining("sek");
+        }
+    }
+
+    @Test
     void aRedisClusterIsNamedByItsSeedsEachWithTheSamePassword() {
         Cluster c = ConfigLoader.load(null, Map.of("cluster.redisUri",
                 "redis-cluster://:s3cret@10.0.0.1:7000,10.0.0.2:7001, 10.0.0.3:7002")).cluster();
