@@ -161,7 +161,7 @@ public final class PushServer implements AutoCloseable {
                     config.server().port());
             this.adminChannel = config.server().adminPort() == null ? null
                     : bind(channelType, new AdminInitializer(context), config.server().adminPort());
-        } catch (RuntimeException | InterruptedException e) {
+        } catch (Exception e) { // Netty's bind rethrows a checked exception undeclared: close the store on it too
             shutdownResources();
             throw e;
         }

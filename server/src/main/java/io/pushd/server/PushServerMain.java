@@ -83,9 +83,16 @@ public final class PushServerMain implements Callable<Integer> {
         // cluster.redisUri may hold a password: its serializer masks it (Cluster.Redacting).
         LoggerFactory.getLogger(PushServerMain.class)
                 .info("effective configuration:\n{}", ConfigLoader.toYaml(config).stripTrailing());
+        // The signals are ours from before the start: a SIGTERM during the start (a warm-up, a
+        // bind) then stops the server cleanly as soon as it is up, rather than killing the JVM with
+        // the store open, which would leave the data directory marked as running.
+        Stop stop = new Stop(config.drain().deadline());
         PushServer server;
         try {
             server = startOnceMoreIfRedisDidNotSay(config);
+        } catch (ConfigException e) { // a key or certificate file that cannot be used
+            System.err.println("configuration error: " + e.getMessage());
+            return EXIT_CONFIG;
         } catch (io.lettuce.core.RedisException e) {
             // cluster mode. Redis answering but refusing us (a wrong or missing password, too old a
             // version) is the operator's to fix, like a bad key: exit 2, which supervisors are told
@@ -104,26 +111,74 @@ public final class PushServerMain implements Callable<Integer> {
             System.err.println("cluster error: cannot reach Redis at " + where + ": " + root.getMessage()
                     + " (exit 1: a supervisor's restart retries)");
             return EXIT_UNAVAILABLE;
+        } catch (Exception e) { // Netty's bind rethrows its checked exceptions undeclared
+            // One line, as for a configuration error (the port in use, the data directory in use
+            // or not writable), exit 1: a supervisor's restart retries, and it may be passing.
+            LoggerFactory.getLogger(PushServerMain.class).debug("start failed", e);
+            System.err.println("start failed: " + describe(e) + " (exit 1)");
+            return EXIT_UNAVAILABLE;
         }
-        drainOnSignal(server, config.drain().deadline()).await();
+        stop.serve(server).await();
         System.exit(0);
         return 0;
     }
 
     /**
      * The first SIGTERM or SIGINT drains, with a watchdog that forces the exit at the deadline;
-     * a second one forces it at once. The latch opens when the drain has finished.
+     * a second one forces it at once. A signal during the start is kept until the server is up.
+     * The latch of {@link #serve} opens when the drain has finished.
      */
-    private static CountDownLatch drainOnSignal(PushServer server, Duration deadline) {
-        CountDownLatch stopped = new CountDownLatch(1);
-        AtomicInteger signals = new AtomicInteger();
-        SignalHandler onSignal = sig -> {
+    private static final class Stop {
+        private final Duration deadline;
+        private final CountDownLatch stopped = new CountDownLatch(1);
+        private final AtomicInteger signals = new AtomicInteger();
+        private PushServer server; // guarded by this
+        private boolean requested; // guarded by this
+
+        Stop(Duration deadline) {
+            this.deadline = deadline;
+            SignalHandler onSignal = sig -> onSignal();
+            Signal.handle(new Signal("TERM"), onSignal);
+            Signal.handle(new Signal("INT"), onSignal);
+        }
+
+        /** From here on a signal drains {@code started}; one that came during the start drains it now. */
+        CountDownLatch serve(PushServer started) {
+            boolean now;
+            synchronized (this) {
+                server = started;
+                now = requested;
+            }
+            if (now) {
+                drain(started);
+            }
+            return stopped;
+        }
+
+        private void onSignal() {
+            PushServer s;
+            synchronized (this) {
+                s = server;
+                if (s == null) {
+                    if (requested) {
+                        // a second signal during the start: the store may be opening, halt
+                        System.err.println("forced exit: second signal during the start");
+                        Runtime.getRuntime().halt(0);
+                    }
+                    requested = true;
+                    return;
+                }
+            }
             if (signals.incrementAndGet() > 1) {
-                forceExit(server, "second signal");
+                forceExit(s, "second signal");
                 return;
             }
+            drain(s);
+        }
+
+        private void drain(PushServer s) {
             Thread drain = new Thread(() -> {
-                server.drain();
+                s.drain();
                 stopped.countDown();
             }, "push-drain");
             drain.start();
@@ -133,14 +188,28 @@ public final class PushServerMain implements Callable<Integer> {
                 } catch (InterruptedException e) {
                     return;
                 }
-                forceExit(server, "drain deadline passed");
+                forceExit(s, "drain deadline passed");
             }, "push-drain-deadline");
             watchdog.setDaemon(true);
             watchdog.start();
-        };
-        Signal.handle(new Signal("TERM"), onSignal);
-        Signal.handle(new Signal("INT"), onSignal);
-        return stopped;
+        }
+    }
+
+    /** The exception's message and its causes' (up to three), without a stack trace. */
+    static String describe(Throwable e) {
+        StringBuilder b = new StringBuilder();
+        int depth = 0;
+        for (Throwable t = e; t != null && depth < 4; t = t.getCause(), depth++) {
+            String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+            if (b.indexOf(m) >= 0) {
+                continue; // a wrapper repeating its cause
+            }
+            if (b.length() > 0) {
+                b.append(": ");
+            }
+            b.append(m);
+        }
+        return b.toString();
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.pushd.server.auth;
 
+import io.pushd.server.config.ConfigException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -102,7 +103,7 @@ public final class KeySource implements AutoCloseable {
      * an identity provider's blip must not keep the server down; tokens of its keys are refused
      * until a fetch succeeds), then keeps both fresh on daemon threads.
      *
-     * @throws IllegalStateException when {@code jwksFile} cannot be loaded at start
+     * @throws ConfigException when {@code jwksFile} cannot be loaded at start
      */
     public static KeySource start(AuthConfig.Jwt config) {
         return start(config, MIN_EARLY_FETCH_GAP);
@@ -120,7 +121,7 @@ public final class KeySource implements AutoCloseable {
             String problem = s.pollFile(true);
             if (problem != null) {
                 s.close();
-                throw new IllegalStateException("auth.jwt.jwksFile: " + file + ": " + problem);
+                throw new ConfigException("auth.jwt.jwksFile: " + file + ": " + problem);
             }
             long every = config.pollInterval().toMillis();
             s.filePoller.scheduleWithFixedDelay(s::pollFileQuietly, every, every, TimeUnit.MILLISECONDS);

@@ -78,24 +78,38 @@ public final class ChronicleEventStore implements EventHistory {
         this.retentionCount = retentionCount;
         this.clock = clock;
         this.idempotency = new IdempotencyIndex(dedupeWindow.toMillis());
-        this.dir = new DataDirectory(dataDir, fsync);
-        SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(dir.logDir().toFile())
-                .rollCycle(ROLL_CYCLE)
-                .timeProvider(clock);
-        if (fsync) {
-            builder.syncMode(SyncMode.SYNC);
+        this.dir = new DataDirectory(dataDir, fsync); // locked for this process from here
+        SingleChronicleQueue built = null;
+        StorageGuard guarded = null;
+        try {
+            SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(dir.logDir().toFile())
+                    .rollCycle(ROLL_CYCLE)
+                    .timeProvider(clock);
+            if (fsync) {
+                builder.syncMode(SyncMode.SYNC);
+            }
+            this.queue = built = builder.build();
+            this.storage = guarded = guard.apply(dataDir);
+            storage.reserveWholeFile(dir.logDir().resolve("metadata.cq4t")); // written in place, e.g. at each roll
+            this.appender = new LogAppender(queue, storage);
+            this.reader = new LogReader(queue, fileLock.readLock());
+            this.retention = new Retention(queue, ROLL_CYCLE, dir.logDir(), retentionAge.toMillis());
+            // Log first, checkpoint second: the checkpoint's heads cover events still in the log, and
+            // raising the heads first would make recovery skip those events as "repeated".
+            this.recoveredEvents = recover();
+            dir.readHeads().forEach((topic, head) -> index(topic).raiseHead(head));
+            dir.markRunning(fsync);
+        } catch (RuntimeException | Error e) {
+            // a store that cannot open gives the directory back (the next start must not find it locked)
+            if (built != null) {
+                built.close();
+            }
+            if (guarded != null) {
+                guarded.close();
+            }
+            dir.close();
+            throw e;
         }
-        this.queue = builder.build();
-        this.storage = guard.apply(dataDir);
-        storage.reserveWholeFile(dir.logDir().resolve("metadata.cq4t")); // written in place, e.g. at each roll
-        this.appender = new LogAppender(queue, storage);
-        this.reader = new LogReader(queue, fileLock.readLock());
-        this.retention = new Retention(queue, ROLL_CYCLE, dir.logDir(), retentionAge.toMillis());
-        // Log first, checkpoint second: the checkpoint's heads cover events still in the log, and
-        // raising the heads first would make recovery skip those events as "repeated".
-        this.recoveredEvents = recover();
-        dir.readHeads().forEach((topic, head) -> index(topic).raiseHead(head));
-        dir.markRunning(fsync);
     }
 
     /** Number of events found in the log at start-up. */
@@ -271,6 +285,7 @@ public final class ChronicleEventStore implements EventHistory {
             queue.close();
             storage.close();
             dir.markStopped();
+            dir.close();
         } finally {
             fileLock.writeLock().unlock();
         }

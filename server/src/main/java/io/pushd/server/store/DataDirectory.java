@@ -5,6 +5,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -23,8 +25,10 @@ import org.slf4j.LoggerFactory;
  * The files of a data directory besides the log: {@code epoch} (the history's name, written once),
  * {@code running} (present while a server runs: {@code <boot id> <fsync>}), {@code heads.properties}
  * (each topic's last sequence, written before log files are deleted so the sequence never goes
- * back), and {@code log/} (the queue, read and written by the store). Small files are replaced
- * atomically (temp file, fsync, rename, fsync of the directory).
+ * back), {@code lock} (locked while a server has the directory open: two servers on one directory
+ * would hand out the same IDs to different events), and {@code log/} (the queue, read and written
+ * by the store). Small files are replaced atomically (temp file, fsync, rename, fsync of the
+ * directory).
  */
 final class DataDirectory {
 
@@ -32,10 +36,13 @@ final class DataDirectory {
     static final String RUNNING_MARKER = "running";
     private static final String EPOCH = "epoch";
     private static final String HEADS = "heads.properties";
+    static final String LOCK = "lock";
     private static final Path BOOT_ID = Path.of("/proc/sys/kernel/random/boot_id");
 
     private final Path dir;
     private final String epoch;
+    private final FileChannel lockFile;
+    private final FileLock lock;
 
     /**
      * Opens (creating if need be) the data directory: drops a history a reboot may have cut short,
@@ -48,8 +55,87 @@ final class DataDirectory {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create data directory " + dir, e);
         }
-        discardHistoryLostWithTheMachine(fsync);
-        this.epoch = loadOrCreateEpoch();
+        this.lockFile = openLockFile(dir);
+        this.lock = lock(dir, lockFile);
+        try {
+            discardHistoryLostWithTheMachine(fsync);
+            this.epoch = loadOrCreateEpoch();
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private static FileChannel openLockFile(Path dir) {
+        try {
+            return FileChannel.open(dir.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open " + dir.resolve(LOCK) + " (is the data directory writable?)", e);
+        }
+    }
+
+    /**
+     * Takes the directory for this process: an OS lock (fcntl), which the kernel releases however
+     * the process ends, kill -9 included, so it never goes stale. The holder's pid is written in
+     * the file for the message another server gets.
+     */
+    private static FileLock lock(Path dir, FileChannel ch) {
+        FileLock taken;
+        try {
+            taken = ch.tryLock();
+        } catch (OverlappingFileLockException sameProcess) {
+            taken = null;
+        } catch (IOException e) {
+            close(ch);
+            throw new UncheckedIOException("cannot lock " + dir.resolve(LOCK), e);
+        }
+        if (taken == null) {
+            String holder = holder(ch);
+            close(ch);
+            throw new DataDirectoryInUseException("data directory " + dir + " is in use by another server"
+                    + (holder.isEmpty() ? "" : " (pid " + holder + ")")
+                    + "; each server needs a data directory of its own (store.dataDir)");
+        }
+        try {
+            byte[] pid = Long.toString(ProcessHandle.current().pid()).getBytes(StandardCharsets.US_ASCII);
+            ch.truncate(0);
+            ch.write(ByteBuffer.wrap(pid), 0);
+        } catch (IOException e) {
+            log.debug("could not write the pid into {}", dir.resolve(LOCK), e);
+        }
+        return taken;
+    }
+
+    private static String holder(FileChannel ch) {
+        try {
+            ByteBuffer b = ByteBuffer.allocate(20);
+            ch.read(b, 0);
+            String pid = new String(b.array(), 0, b.position(), StandardCharsets.US_ASCII).trim();
+            return pid.matches("[0-9]{1,19}") ? pid : "";
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static void close(FileChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // closing releases the lock either way
+        }
+    }
+
+    /** Gives the directory up (after {@link #markStopped}, or when the store could not open). */
+    void close() {
+        try {
+            if (lock.isValid()) {
+                lock.release();
+            }
+        } catch (IOException ignored) {
+            // closing the channel releases it
+        }
+        close(lockFile);
     }
 
     String epoch() {
@@ -164,7 +250,12 @@ final class DataDirectory {
             throw new UncheckedIOException("cannot read " + file, e);
         }
         for (String topic : p.stringPropertyNames()) {
-            heads.put(topic, Long.parseLong(p.getProperty(topic)));
+            try {
+                heads.put(topic, Long.parseLong(p.getProperty(topic)));
+            } catch (NumberFormatException e) {
+                throw new IllegalStateException(file + " is corrupt: topic " + topic + " has head "
+                        + p.getProperty(topic) + " (expected a sequence number)");
+            }
         }
         return heads;
     }

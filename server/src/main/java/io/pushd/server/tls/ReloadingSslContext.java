@@ -7,6 +7,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.netty.util.Mapping;
+import io.pushd.server.config.ConfigException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -85,7 +86,7 @@ public final class ReloadingSslContext implements AutoCloseable {
     /**
      * Builds the context now and keeps it fresh.
      *
-     * @throws IllegalStateException when the files do not make a usable context at start
+     * @throws ConfigException when the files do not make a usable context at start
      */
     public static ReloadingSslContext start(TlsConfig config) {
         if (!config.enabled()) {
@@ -95,7 +96,7 @@ public final class ReloadingSslContext implements AutoCloseable {
         String problem = r.poll(true);
         if (problem != null) {
             r.close();
-            throw new IllegalStateException("tls: " + problem);
+            throw new ConfigException("tls: " + problem);
         }
         long every = config.pollInterval().toMillis();
         r.poller.scheduleWithFixedDelay(r::pollQuietly, every, every, TimeUnit.MILLISECONDS);

@@ -10,6 +10,7 @@ import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.jwk.OctetSequenceKey;
 import com.nimbusds.jose.jwk.RSAKey;
 import com.sun.net.httpserver.HttpServer;
+import io.pushd.server.config.ConfigException;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -129,12 +130,12 @@ class KeySourceTest {
     @Test
     void aMissingOrBrokenFileAtStartIsAConfigurationErrorThatNamesNoSecret() throws Exception {
         assertThatThrownBy(() -> KeySource.start(fileConfig(dir.resolve("absent.json"))))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("absent.json: cannot be read");
+                .isInstanceOf(ConfigException.class).hasMessageContaining("absent.json: cannot be read");
         Path file = dir.resolve("bad.json");
         OctetSequenceKey k = TestKeys.hmac("k");
         String whole = TestKeys.jwks(k);
         Files.writeString(file, whole.substring(0, whole.length() - 4)); // truncated, the secret still in it
-        assertThatThrownBy(() -> KeySource.start(fileConfig(file))).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> KeySource.start(fileConfig(file))).isInstanceOf(ConfigException.class)
                 .hasMessageNotContaining(k.getKeyValue().toString());
     }
 

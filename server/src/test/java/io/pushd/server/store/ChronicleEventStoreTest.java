@@ -269,6 +269,32 @@ class ChronicleEventStoreTest {
     }
 
     @Test
+    void aSecondStoreOnTheSameDataDirectoryIsRefusedAndTheFirstKeepsServing() {
+        ChronicleEventStore first = open();
+        first.append("t", 1, now(), null, json("1"));
+        // Two stores on one directory would hand the same sequences to different events.
+        assertThatThrownBy(this::open).isInstanceOf(DataDirectoryInUseException.class)
+                .hasMessageContaining("data directory " + dataDir + " is in use by another server")
+                .hasMessageContaining("(pid " + ProcessHandle.current().pid() + ")");
+        first.append("t", 2, now(), null, json("2"));
+        assertThat(seqs(readAll(first, "t", 0))).containsExactly(1L, 2L);
+        first.close();
+        ChronicleEventStore next = open(); // closing gave the directory back
+        assertThat(seqs(readAll(next, "t", 0))).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void aStoreThatCannotOpenSaysWhichFileIsCorruptAndGivesTheDirectoryBack() throws IOException {
+        open().append("t", 1, now(), null, json("1"));
+        opened.remove(0).close();
+        Files.writeString(dataDir.resolve("heads.properties"), "t=notanumber\n");
+        assertThatThrownBy(this::open).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("heads.properties is corrupt: topic t has head notanumber");
+        Files.writeString(dataDir.resolve("heads.properties"), "t=1\n");
+        assertThat(seqs(readAll(open(), "t", 0))).containsExactly(1L); // not left locked by the failed open
+    }
+
+    @Test
     void ageRetentionKeepsFilesYoungerThanTheRetentionAge() throws IOException {
         ChronicleEventStore store = open(Duration.ofHours(2), 100_000, Duration.ofHours(1));
         store.append("t", 1, now(), null, json("1"));

@@ -32,8 +32,10 @@ public final class ServerProcess implements AutoCloseable {
     private final int port;
     private final Path dataDir;
     private final Path log;
+    private final List<String> command;
 
-    private ServerProcess(Process process, int port, Path dataDir, Path log) {
+    private ServerProcess(Process process, int port, Path dataDir, Path log, List<String> command) {
+        this.command = command;
         this.process = process;
         this.port = port;
         this.dataDir = dataDir;
@@ -58,6 +60,19 @@ public final class ServerProcess implements AutoCloseable {
      */
     public static ServerProcess start(Path workDir, int port, Path dataDir, String... sets) throws IOException,
             InterruptedException {
+        ServerProcess server = launch(workDir, port, dataDir, sets);
+        try {
+            server.awaitHealthy();
+        } catch (RuntimeException | Error e) {
+            server.sigkill();
+            throw new IllegalStateException("server did not become healthy: " + e.getMessage()
+                    + "\n--- command: " + String.join(" ", server.command) + "\n--- log:\n" + server.output(), e);
+        }
+        return server;
+    }
+
+    /** Starts the server without waiting for it: for a start that is meant to fail, or to be cut short. */
+    public static ServerProcess launch(Path workDir, int port, Path dataDir, String... sets) throws IOException {
         String jar = System.getProperty("push.server.jar");
         if (jar == null || !Files.isRegularFile(Path.of(jar))) {
             throw new IllegalStateException("system property push.server.jar does not name the built jar: " + jar
@@ -79,15 +94,7 @@ public final class ServerProcess implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
-        ServerProcess server = new ServerProcess(p, port, dataDir, log);
-        try {
-            server.awaitHealthy();
-        } catch (RuntimeException | Error e) {
-            server.sigkill();
-            throw new IllegalStateException("server did not become healthy: " + e.getMessage()
-                    + "\n--- command: " + String.join(" ", cmd) + "\n--- log:\n" + server.output(), e);
-        }
-        return server;
+        return new ServerProcess(p, port, dataDir, log, cmd);
     }
 
     private void awaitHealthy() throws InterruptedException {

@@ -272,7 +272,7 @@ class ReloadingSslContextTest {
         Path[] first = certificate("first", "first");
         Path[] other = certificate("other", "other");
         assertThatThrownBy(() -> ReloadingSslContext.start(TlsConfig.defaults()
-                .withFiles(first[0].toString(), other[1].toString()))).isInstanceOf(IllegalStateException.class)
+                .withFiles(first[0].toString(), other[1].toString()))).isInstanceOf(ConfigException.class)
                 .hasMessageContaining("does not belong to the certificate");
         assertThatThrownBy(() -> ReloadingSslContext.start(TlsConfig.defaults()
                 .withFiles(dir.resolve("none.crt").toString(), first[1].toString()))).hasMessageContaining("cannot read");
