@@ -12,6 +12,8 @@ public final class ErrorCodes {
     public static final String NOT_FOUND = "not_found";
     public static final String METHOD_NOT_ALLOWED = "method_not_allowed";
     public static final String PAYLOAD_TOO_LARGE = "payload_too_large";
+    /** 417: an {@code Expect} other than {@code 100-continue}. */
+    public static final String EXPECTATION_FAILED = "expectation_failed";
     public static final String UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type";
     public static final String NOT_ACCEPTING = "not_accepting";
     public static final String BAD_REQUEST = "bad_request";

@@ -124,6 +124,97 @@ class BadInputTest {
         expectedHeadOfT = 3;
     }
 
+    /** The next {@code n} answers on {@code in}, each as "STATUS BODY"; fewer when the server closes first. */
+    private static List<String> answers(java.io.InputStream in, int n) throws java.io.IOException {
+        List<String> out = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            StringBuilder head = new StringBuilder();
+            int c;
+            while (!head.toString().endsWith("\r\n\r\n") && (c = in.read()) >= 0) {
+                head.append((char) c);
+            }
+            if (!head.toString().endsWith("\r\n\r\n")) {
+                return out;
+            }
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)content-length: (\\d+)").matcher(head);
+            int length = m.find() ? Integer.parseInt(m.group(1)) : 0;
+            out.add(head.substring(9, 12) + " " + new String(in.readNBytes(length), java.nio.charset.StandardCharsets.UTF_8));
+        }
+        return out;
+    }
+
+    private static final String SMUGGLED = "POST /v1/topics/smuggled/events HTTP/1.1\r\nHost: x\r\n"
+            + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+
+    @Test
+    void aBodySentWithAnUnsupportedExpectationIsReadAsTheBodyNeverAsTheNextRequest() throws Exception {
+        // Had the codec been told to skip the body of a refused expectation, the body, a request
+        // of its own, would run next: smuggled past whatever checked the outer request.
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(("POST /v1/topics/outer/events HTTP/1.1\r\nHost: x\r\n"
+                    + "Content-Type: application/json\r\nExpect: foo\r\nContent-Length: " + SMUGGLED.length()
+                    + "\r\n\r\n" + SMUGGLED + "GET /v1/topics/smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            List<String> answers = answers(s.getInputStream(), 2);
+            assertThat(answers).hasSize(2);
+            assertThat(answers.get(0)).startsWith("417 ").contains("\"error\":\"expectation_failed\"");
+            assertThat(answers.get(1)).startsWith("200 ").contains("\"head\":null"); // the same connection goes on
+        }
+        assertThat(server.store().range("smuggled").head()).isZero();
+        assertThat(server.store().range("outer").head()).isZero();
+    }
+
+    @Test
+    void aBodySentAnywayAfterAnOversizedExpectContinueIsNeverRunAsARequest() throws Exception {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(("POST /v1/topics/outer/events HTTP/1.1\r\nHost: x\r\n"
+                    + "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 70000\r\n\r\n"
+                    + SMUGGLED).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            List<String> answers = answers(s.getInputStream(), 2);
+            assertThat(answers).hasSize(1); // then the server closes
+            assertThat(answers.get(0)).startsWith("413 ").contains("payload_too_large");
+        }
+        assertThat(server.store().range("smuggled").head()).isZero();
+    }
+
+    @Test
+    void anOversizedBodyPipelinedBehindAPublishIsRefusedOnlyAfterThePublishIsAnswered() throws Exception {
+        String publish = "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\n\r\n{}";
+        for (String oversized : new String[] {
+                "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Expect: 100-continue\r\nContent-Length: 70000\r\n\r\n",
+                "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: 70000\r\n\r\n" + "x".repeat(70000)}) {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+                s.setSoTimeout(10_000);
+                s.getOutputStream().write((publish + oversized).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                List<String> answers = answers(s.getInputStream(), 3);
+                expectedHeadOfT++;
+                assertThat(answers).hasSize(2);
+                assertThat(answers.get(0)).isEqualTo("201 {\"topic\":\"t\",\"id\":\"" + server.epoch() + "-"
+                        + expectedHeadOfT + "\"}"); // stored, and the client is told so
+                assertThat(answers.get(1)).startsWith("413 ").contains("payload_too_large");
+            }
+        }
+    }
+
+    @Test
+    void morePipelinedPublishesThanNettysDefaultPipelineDepthAreAllAnswered() throws Exception {
+        String publish = "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\n\r\n{}";
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(publish.repeat(200).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            List<String> answers = answers(s.getInputStream(), 200);
+            assertThat(answers).hasSize(200).allSatisfy(a -> assertThat(a).startsWith("201 "));
+            assertThat(answers.get(199)).contains("-201\"");
+        }
+        expectedHeadOfT = 201;
+    }
+
     @Test
     void publishLargerThanTheLimitIs413() {
         String big = "\"" + "x".repeat(70 * 1024) + "\"";

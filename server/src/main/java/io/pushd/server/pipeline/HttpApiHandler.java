@@ -33,6 +33,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
      */
     static final int MAX_QUEUED_REQUESTS = 256;
 
+    /**
+     * A request refused before it could be read whole (a body over the limit, bytes the codec
+     * could not decode): its answer goes out in its turn, after those of the requests before it,
+     * and the connection closes after it, since what follows on the wire cannot be trusted.
+     */
+    record Refusal(FullHttpResponse response) {
+    }
+
     /** The routes hold no per-connection state: one set per server, shared by every connection's handler. */
     record Routes(StatusRoutes status, TopicRoutes topics, LiveUpgradeGate live, StaticRoutes assets, SseRoute sse) {
         Routes(ServerContext server, PushServerInitializer pipelines) {
@@ -52,10 +60,11 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
      * a peer that does not read its answers makes the channel unwritable; requests pipelined
      * behind either wait here (and reading pauses) until it is their turn.
      */
-    private ArrayDeque<FullHttpRequest> queued; // null until a request has to wait (most connections: never)
+    private ArrayDeque<Object> queued; // requests and refusals; null until one has to wait (most connections: never)
     private boolean publishInFlight;
     private boolean draining;
     private boolean overflowed; // the last queued request answers with Connection: close
+    private boolean refused; // a refusal is queued or sent: nothing after it is read
     private BackpressureHandler backpressure;
 
     HttpApiHandler(ServerContext server, Routes routes) {
@@ -76,7 +85,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
         if (msg instanceof FullHttpRequest req) {
-            if (overflowed) {
+            if (overflowed || refused) {
                 req.release(); // the connection closes after the queued answers
                 return;
             }
@@ -84,8 +93,31 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 enqueue(ctx, req);
                 return;
             }
+        } else if (msg instanceof Refusal r) {
+            refuse(ctx, r);
+            return;
         }
         super.channelRead(ctx, msg);
+    }
+
+    /** Answers {@code r} now if nothing is ahead of it, else in its turn; then the connection closes. */
+    private void refuse(ChannelHandlerContext ctx, Refusal r) {
+        if (refused) {
+            r.response().release();
+            return;
+        }
+        refused = true;
+        if (publishInFlight || hasQueued()) {
+            if (queued == null) {
+                queued = new ArrayDeque<>();
+            }
+            queued.add(r); // may exceed MAX_QUEUED_REQUESTS by this one: nothing is read after it
+            if (backpressure != null) {
+                backpressure.pause(BackpressureHandler.Reason.REQUESTS_QUEUED);
+            }
+            return;
+        }
+        HttpResponses.send(ctx, r.response(), true);
     }
 
     private boolean hasQueued() {
@@ -99,7 +131,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         if (queued.size() >= MAX_QUEUED_REQUESTS) {
             log.debug("[{}] more than {} pipelined requests waiting; closing after their answers",
                     ctx.channel().id().asShortText(), MAX_QUEUED_REQUESTS);
-            HttpUtil.setKeepAlive(queued.peekLast(), false);
+            HttpUtil.setKeepAlive((FullHttpRequest) queued.peekLast(), false); // a refusal is never followed
             overflowed = true;
             req.release();
             return;
@@ -123,6 +155,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         boolean passedOn = false;
         try {
             if (req.decoderResult().isFailure()) {
+                refused = true; // what follows on the wire cannot be trusted: nothing after this is answered
                 HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
                         "malformed HTTP request"), true);
                 return;
@@ -133,6 +166,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 log.debug("[{}] refused request: {}", ctx.channel().id().asShortText(), problem.message());
                 FullHttpResponse res = HttpResponses.error(problem.status(), problem.code(), problem.message());
                 if (problem.close()) {
+                    refused = true;
                     HttpResponses.send(ctx, res, true);
                 } else {
                     HttpResponses.reply(ctx, req, res);
@@ -206,15 +240,19 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         }
         draining = true;
         try {
-            FullHttpRequest next;
+            Object next;
             while (!publishInFlight && ctx.channel().isActive() && ctx.channel().isWritable()
                     && queued != null && (next = queued.poll()) != null) {
-                channelRead0(ctx, next);
+                if (next instanceof Refusal r) {
+                    HttpResponses.send(ctx, r.response(), true);
+                } else {
+                    channelRead0(ctx, (FullHttpRequest) next);
+                }
             }
         } finally {
             draining = false;
         }
-        if (!hasQueued() && !overflowed && ctx.channel().isActive() && backpressure != null) {
+        if (!hasQueued() && !overflowed && !refused && ctx.channel().isActive() && backpressure != null) {
             backpressure.resume(BackpressureHandler.Reason.REQUESTS_QUEUED);
         }
     }
@@ -234,9 +272,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void releaseQueued() {
-        FullHttpRequest r;
-        while (queued != null && (r = queued.poll()) != null) {
-            r.release();
+        Object q;
+        while (queued != null && (q = queued.poll()) != null) {
+            ReferenceCountUtil.release(q instanceof Refusal r ? r.response() : q);
         }
     }
 
@@ -249,8 +287,11 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         }
         if (cause instanceof DecoderException) { // bytes a codec could not make sense of: the client's doing
             log.debug("[{}] undecodable HTTP: {}", ctx.channel().id().asShortText(), cause.toString());
-            HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
-                    "malformed HTTP request"), true);
+            if (overflowed) {
+                return; // past what is answered anyway: the connection closes after the queued answers
+            }
+            refuse(ctx, new Refusal(HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                    "malformed HTTP request")));
             return;
         }
         // A bug of ours while handling a request: the client gets a JSON 500 that names nothing inside.

@@ -9,8 +9,9 @@ import io.pushd.protocol.ErrorCodes;
 
 /**
  * What every request must satisfy before any route looks at it (REST and upgrades alike): an
- * HTTP/1.x version, one {@code Host} (RFC 9112 §3.2), and a request target whose percent-encoding
- * decodes.
+ * HTTP/1.x version, one {@code Host} (RFC 9112 §3.2), no expectation but {@code 100-continue}
+ * (which the aggregator has answered and removed by now), and a request target whose
+ * percent-encoding decodes.
  */
 final class HttpRequestCheck {
 
@@ -46,6 +47,12 @@ final class HttpRequestCheck {
         if (hosts == 0 && v.minorVersion() >= 1) {
             return new Problem(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
                     "missing Host header (required in HTTP/1.1)", true);
+        }
+        if (v.minorVersion() >= 1 && req.headers().contains(HttpHeaderNames.EXPECT)) {
+            // RFC 9110 §10.1.1. The aggregator read the body by its length, as for any request (had
+            // the codec been told to skip it, a body sent anyway would be parsed as the next request)
+            return new Problem(HttpResponseStatus.EXPECTATION_FAILED, ErrorCodes.EXPECTATION_FAILED,
+                    "unsupported expectation (expected: Expect: 100-continue, or none)", false);
         }
         try {
             target.path();

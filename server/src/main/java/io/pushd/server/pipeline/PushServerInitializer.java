@@ -18,6 +18,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.cors.CorsConfig;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
@@ -46,6 +47,8 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     private static final int MAX_INITIAL_LINE = 8192;
     private static final int MAX_HEADER_SIZE = 8192;
+    /** Requests the codec keeps count of before their answers: what the handler queues, and then some. */
+    private static final int MAX_PIPELINE_DEPTH = 4 * HttpApiHandler.MAX_QUEUED_REQUESTS;
     /**
      * Flushes consolidated while a read is in progress. Outside reads each flush goes out at once:
      * replay already flushes once per step, and a fan-out task writes one frame per connection, so
@@ -116,7 +119,11 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
     void initHttp(ChannelPipeline p) {
         Limits limits = server.config().limits();
         addConnectionHandlers(p);
-        p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_SIZE, 8192));
+        p.addLast(HandlerNames.HTTP_CODEC, new HttpServerCodec(new HttpDecoderConfig()
+                .setMaxInitialLineLength(MAX_INITIAL_LINE).setMaxHeaderSize(MAX_HEADER_SIZE).setMaxChunkSize(8192),
+                // Netty's default (128) is below what HttpApiHandler queues: it would refuse the
+                // 129th pipelined request with a 400 before the handler could answer the first ones
+                MAX_PIPELINE_DEPTH));
         p.addLast(HandlerNames.HTTP_KEEPALIVE, new HttpServerKeepAliveHandler());
         p.addLast(HandlerNames.HTTP_AGGREGATOR, new JsonHttpObjectAggregator(limits.maxPublishBytes()));
         p.addLast(HandlerNames.HTTP_REQUEST_TIMEOUT, new RequestTimeoutHandler(limits));
