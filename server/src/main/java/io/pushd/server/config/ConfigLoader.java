@@ -2,6 +2,7 @@ package io.pushd.server.config;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonPointer;
 import com.fasterxml.jackson.databind.DeserializationContext;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -75,6 +76,11 @@ public final class ConfigLoader {
         m.enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
         m.enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS);
         m.disable(MapperFeature.ALLOW_COERCION_OF_SCALARS);
+        m.disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT); // port: 9000.9 is a mistake, not 9000
+        // a section or key written twice: the second would silently replace the first (a data
+        // directory, fsync), so it is refused
+        m.enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
+        m.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
         return m;
     }
 
@@ -99,7 +105,11 @@ public final class ConfigLoader {
         try {
             fromFile = YAML.readTree(Files.readAllBytes(file));
         } catch (IOException e) {
-            throw new ConfigException("config file " + file + ": " + firstLine(e.getMessage()));
+            String where = "";
+            if (e instanceof JsonProcessingException j && j.getLocation() != null && j.getLocation().getLineNr() > 0) {
+                where = " (line " + j.getLocation().getLineNr() + ", column " + j.getLocation().getColumnNr() + ")";
+            }
+            throw new ConfigException("config file " + file + ": " + firstLine(e.getMessage()) + where);
         }
         if (fromFile == null || fromFile.isMissingNode() || fromFile.isNull()) {
             return TREE.createObjectNode();
@@ -144,12 +154,13 @@ public final class ConfigLoader {
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<String, String> e : env.entrySet()) {
             String k = e.getKey();
+            // the short aliases give way to the full name whatever the environment's order
             if (k.equals("PUSH_PORT")) {
-                out.put("server.port", e.getValue());
+                out.putIfAbsent("server.port", e.getValue());
             } else if (k.equals("PUSH_HOST")) {
-                out.put("server.host", e.getValue());
+                out.putIfAbsent("server.host", e.getValue());
             } else if (k.equals("PUSH_DATA_DIR")) {
-                out.put("store.dataDir", e.getValue());
+                out.putIfAbsent("store.dataDir", e.getValue());
             } else if (k.startsWith("PUSH_") && k.indexOf('_', 5) > 0 && !k.equals("PUSH_CONFIG")) {
                 String rest = k.substring(5).toLowerCase(Locale.ROOT);
                 int us = rest.indexOf('_');

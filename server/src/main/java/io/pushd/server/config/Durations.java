@@ -12,7 +12,24 @@ public final class Durations {
     private Durations() {
     }
 
+    /** Longer is a typo (and would overflow the nanoseconds timers count in). */
+    public static final Duration MAX = Duration.ofDays(36_500);
+
     public static Duration parse(String text) {
+        Duration d;
+        try {
+            d = parseUnbounded(text);
+        } catch (ArithmeticException | java.time.format.DateTimeParseException e) {
+            throw new IllegalArgumentException("'" + text + "' is not a duration (expected: e.g. 250ms, 2s, 5m, 24h,"
+                    + " at most 36500d)");
+        }
+        if (d.compareTo(MAX) > 0) {
+            throw new IllegalArgumentException("'" + text + "' is longer than 36500d");
+        }
+        return d;
+    }
+
+    private static Duration parseUnbounded(String text) {
         String t = text.trim();
         Matcher m = SIMPLE.matcher(t);
         if (m.matches()) {

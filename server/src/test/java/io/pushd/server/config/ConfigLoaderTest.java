@@ -168,6 +168,60 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void brokenYamlNamesTheLineAndColumn() throws IOException {
+        assertThat(loadFailure("server:\n  port: 8080\n   host: x\n")).hasMessageContaining("config file")
+                .hasMessageContaining("(line 3, column");
+    }
+
+    @Test
+    void aSectionOrKeyWrittenTwiceIsRejectedRatherThanTheFirstSilentlyReplaced() throws IOException {
+        assertThat(loadFailure("store:\n  dataDir: /var/lib/push\n  fsync: true\nserver:\n  port: 9000\n"
+                + "store:\n  retentionCount: 500\n")).hasMessageContaining("config file").hasMessageContaining("store");
+        assertThat(loadFailure("server:\n  port: 9000\n  port: 9001\n")).hasMessageContaining("port");
+    }
+
+    @Test
+    void aFractionForAWholeNumberIsRejectedByName() throws IOException {
+        assertThat(loadFailure("server:\n  port: 9000.9\n")).hasMessageContaining("server.port");
+        assertThat(loadFailure("store:\n  retentionCount: 1.5\n")).hasMessageContaining("store.retentionCount");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("server.port", "9000.9")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("server.port");
+    }
+
+    @Test
+    void aDurationLongerThan36500DaysIsRejectedByName() throws IOException {
+        // 99999999999d would overflow the nanoseconds of a timer: every connection failed at run time
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("limits.handshakeTimeout", "99999999999d")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("limits.handshakeTimeout")
+                .hasMessageContaining("36500d");
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("store.retentionAge", "999999999999d")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("store.retentionAge");
+        assertThat(loadFailure("store:\n  retentionAge: PT99999999999999H\n")).hasMessageContaining("store.retentionAge");
+        assertThat(ConfigLoader.load(null, Map.of("store.retentionAge", "36500d")).store().retentionAge())
+                .isEqualTo(Duration.ofDays(36_500));
+    }
+
+    @Test
+    void theFullVariableNameWinsOverItsShortAliasWhateverTheOrder() {
+        for (boolean aliasFirst : new boolean[] {true, false}) {
+            Map<String, String> env = new java.util.LinkedHashMap<>();
+            if (aliasFirst) {
+                env.put("PUSH_DATA_DIR", "/short");
+                env.put("PUSH_STORE_DATA_DIR", "/full");
+                env.put("PUSH_PORT", "1");
+                env.put("PUSH_SERVER_PORT", "2");
+            } else {
+                env.put("PUSH_STORE_DATA_DIR", "/full");
+                env.put("PUSH_DATA_DIR", "/short");
+                env.put("PUSH_SERVER_PORT", "2");
+                env.put("PUSH_PORT", "1");
+            }
+            assertThat(ConfigLoader.fromEnvironment(env)).containsEntry("store.dataDir", "/full")
+                    .containsEntry("server.port", "2");
+        }
+    }
+
+    @Test
     void overridesBeatTheFile() throws IOException {
         Path f = yaml("server:\n  port: 9090\n  host: 127.0.0.1\nstore:\n  fsync: false\n");
 
