@@ -58,6 +58,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class PushServer implements AutoCloseable {
 
+    /** How often the store records how far its log has come (its damage check's mark). */
+    private static final Duration LOG_END_EVERY = Duration.ofSeconds(1);
     private static final Logger log = LoggerFactory.getLogger(PushServer.class);
     private static final int PUBLISH_QUEUE_CAPACITY = 65_536;
     private static final Duration CONNECTION_COUNT_EVERY = Duration.ofSeconds(2);
@@ -128,6 +130,8 @@ public final class PushServer implements AutoCloseable {
             registerStoreGauges(clock);
             long every = sc.retentionCheckInterval().toMillis();
             housekeeping.scheduleWithFixedDelay(this::enforceRetention, every, every, TimeUnit.MILLISECONDS);
+            housekeeping.scheduleWithFixedDelay(() -> publisher.runOnWriter(store::markLogEnd),
+                    LOG_END_EVERY.toMillis(), LOG_END_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         } // in cluster mode Redis trims the history, and the replay cache its files (on the applier)
         this.connectionCount = new ConnectionCountCheckpoint(Path.of(sc.dataDir()));
         int expectedClients = connectionCount.read();

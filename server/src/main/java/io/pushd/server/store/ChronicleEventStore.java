@@ -54,6 +54,8 @@ public final class ChronicleEventStore implements EventHistory {
     /** Appended but not yet synced (fsync mode): invisible to readers until {@link #sync()}. */
     private final List<Pending> pending = new ArrayList<>();
     private final long recoveredEvents;
+    private long recoveredCount; // set by recover, during construction
+    private long markedLogEnd; // writer thread
     private volatile boolean closed;
 
     private record Pending(TopicIndex index, long seq, long position) {
@@ -82,13 +84,25 @@ public final class ChronicleEventStore implements EventHistory {
         SingleChronicleQueue built = null;
         StorageGuard guarded = null;
         try {
-            SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(dir.logDir().toFile())
-                    .rollCycle(ROLL_CYCLE)
-                    .timeProvider(clock);
-            if (fsync) {
-                builder.syncMode(SyncMode.SYNC);
+            built = openQueue();
+            LogReader.Scan scan = recover(new LogReader(built, fileLock.readLock()));
+            String damage = scan.damage();
+            long reached = dir.readLogEnd();
+            if (damage == null && reached > scan.lastIndex()) {
+                damage = "it ends at excerpt " + Long.toHexString(scan.lastIndex()) + " but had reached excerpt "
+                        + Long.toHexString(reached) + ": a file is missing or was cut short";
             }
-            this.queue = built = builder.build();
+            if (damage != null) {
+                built.close();
+                built = null;
+                topics.clear();
+                idempotency.clear();
+                dir.startNewHistory(damage);
+                built = openQueue();
+                scan = recover(new LogReader(built, fileLock.readLock()));
+            }
+            this.queue = built;
+            this.recoveredEvents = recoveredCount;
             this.storage = guarded = guard.apply(dataDir);
             storage.reserveWholeFile(dir.logDir().resolve("metadata.cq4t")); // written in place, e.g. at each roll
             this.appender = new LogAppender(queue, storage);
@@ -96,8 +110,9 @@ public final class ChronicleEventStore implements EventHistory {
             this.retention = new Retention(queue, ROLL_CYCLE, dir.logDir(), retentionAge.toMillis());
             // Log first, checkpoint second: the checkpoint's heads cover events still in the log, and
             // raising the heads first would make recovery skip those events as "repeated".
-            this.recoveredEvents = recover();
             dir.readHeads().forEach((topic, head) -> index(topic).raiseHead(head));
+            markedLogEnd = scan.lastIndex();
+            dir.writeLogEnd(markedLogEnd, false);
             dir.markRunning(fsync);
         } catch (RuntimeException | Error e) {
             // a store that cannot open gives the directory back (the next start must not find it locked)
@@ -235,7 +250,14 @@ public final class ChronicleEventStore implements EventHistory {
     public void enforceRetention() {
         long now = clock.currentTimeMillis();
         idempotency.expire(now);
-        retention.enforce(now, topics.values(), () -> dir.writeHeads(heads()), fileLock.writeLock());
+        retention.enforce(now, topics.values(), () -> {
+            dir.writeHeads(heads());
+            // Deleting every file moves the log's end back: until it is marked again below, no
+            // end is known (a crash in between must not pass for a damaged log).
+            dir.writeLogEnd(-1, false);
+            markedLogEnd = Long.MIN_VALUE;
+        }, fileLock.writeLock());
+        markLogEnd();
     }
 
     /** Bytes of log files on disk. */
@@ -282,7 +304,9 @@ public final class ChronicleEventStore implements EventHistory {
         fileLock.writeLock().lock();
         try {
             sync();
+            long last = queue.lastIndex();
             queue.close();
+            dir.writeLogEnd(last, true);
             storage.close();
             dir.markStopped();
             dir.close();
@@ -291,10 +315,21 @@ public final class ChronicleEventStore implements EventHistory {
         }
     }
 
-    private long recover() {
+    private SingleChronicleQueue openQueue() {
+        SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(dir.logDir().toFile())
+                .rollCycle(ROLL_CYCLE)
+                .timeProvider(clock);
+        if (fsync) {
+            builder.syncMode(SyncMode.SYNC);
+        }
+        return builder.build();
+    }
+
+    /** Indexes the log's events ({@link #recoveredCount}); what the scan found. */
+    private LogReader.Scan recover(LogReader reader) {
         long[] count = {0};
         long now = clock.currentTimeMillis();
-        reader.scan((position, r) -> {
+        LogReader.Scan scan = reader.scan((position, r) -> {
             String topic = r.topic.toString();
             TopicIndex index = index(topic);
             if (r.seq <= index.head()) {
@@ -311,6 +346,22 @@ public final class ChronicleEventStore implements EventHistory {
         for (TopicIndex i : topics.values()) {
             i.trimToCount(retentionCount);
         }
-        return count[0];
+        recoveredCount = count[0];
+        return scan;
+    }
+
+    /**
+     * Records how far the log has come, so that a start that finds less knows the log lost its
+     * end ({@code log-end}). Writer thread, about once a second; a write only when it moved.
+     */
+    public void markLogEnd() {
+        if (closed) {
+            return;
+        }
+        long last = queue.lastIndex();
+        if (last != markedLogEnd) {
+            markedLogEnd = last;
+            dir.writeLogEnd(last, false);
+        }
     }
 }

@@ -26,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * {@code running} (present while a server runs: {@code <boot id> <fsync>}), {@code heads.properties}
  * (each topic's last sequence, written before log files are deleted so the sequence never goes
  * back), {@code lock} (locked while a server has the directory open: two servers on one directory
- * would hand out the same IDs to different events), and {@code log/} (the queue, read and written
- * by the store). Small files are replaced atomically (temp file, fsync, rename, fsync of the
+ * would hand out the same IDs to different events), {@code log-end} (the last index the log is
+ * known to have reached, so that a log that lost its end is known to be damaged), and
+ * {@code log/} (the queue, read and written by the store). Small files are replaced atomically (temp file, fsync, rename, fsync of the
  * directory).
  */
 final class DataDirectory {
@@ -37,10 +38,12 @@ final class DataDirectory {
     private static final String EPOCH = "epoch";
     private static final String HEADS = "heads.properties";
     static final String LOCK = "lock";
+    static final String LOG_END = "log-end";
+    static final String DAMAGED_PREFIX = "log.damaged-";
     private static final Path BOOT_ID = Path.of("/proc/sys/kernel/random/boot_id");
 
     private final Path dir;
-    private final String epoch;
+    private String epoch;
     private final FileChannel lockFile;
     private final FileLock lock;
 
@@ -60,6 +63,11 @@ final class DataDirectory {
         try {
             discardHistoryLostWithTheMachine(fsync);
             this.epoch = loadOrCreateEpoch();
+            String empty = emptyLogFile();
+            if (empty != null) {
+                // Chronicle would wait ~30 s for the header of an empty file, then find nothing in it
+                startNewHistory("log file " + empty + " is empty");
+            }
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -233,6 +241,89 @@ final class DataDirectory {
             return epoch;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read or create " + file, e);
+        }
+    }
+
+    /** The name of a log file of zero bytes (a file the queue made has its header), or null. */
+    private String emptyLogFile() {
+        if (!Files.isDirectory(logDir())) {
+            return null;
+        }
+        try (Stream<Path> files = Files.list(logDir())) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".cq4")).filter(f -> {
+                try {
+                    return Files.size(f) == 0;
+                } catch (IOException e) {
+                    return false;
+                }
+            }).map(f -> f.getFileName().toString()).findFirst().orElse(null);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + logDir(), e);
+        }
+    }
+
+    /**
+     * The log is damaged (a file lost, cut short or overwritten): its events cannot all be
+     * served, and the numbers after the damage would be handed out again to new events, so a
+     * client resuming after one would silently miss what followed. So a new history starts, as
+     * after a reboot that lost events: a new epoch (every client gets {@code reset}), an empty
+     * log; the damaged one is moved aside ({@code log.damaged-<time>}) for the operator, not
+     * deleted. Call with the queue closed.
+     */
+    void startNewHistory(String why) {
+        Path aside = dir.resolve(DAMAGED_PREFIX + java.time.format.DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss-SSS")
+                .withZone(java.time.ZoneOffset.UTC).format(java.time.Instant.now()));
+        try {
+            if (Files.isDirectory(logDir())) {
+                Files.move(logDir(), aside);
+            }
+            Files.deleteIfExists(dir.resolve(HEADS));
+            Files.deleteIfExists(dir.resolve(LOG_END));
+            Files.deleteIfExists(dir.resolve(EPOCH));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot move the damaged log " + logDir() + " aside to " + aside, e);
+        }
+        String old = epoch;
+        epoch = loadOrCreateEpoch();
+        log.warn("the log of {} is damaged ({}): a new history (epoch {}, was {}) starts, and every resuming client "
+                + "gets reset; the damaged log was moved to {}", dir, why, epoch, old, aside);
+    }
+
+    /**
+     * The last index the log is known to have reached in this history ({@link #writeLogEnd}), or
+     * -1 when none is known.
+     */
+    long readLogEnd() {
+        Path file = dir.resolve(LOG_END);
+        try {
+            if (!Files.exists(file)) {
+                return -1;
+            }
+            String[] f = Files.readString(file, StandardCharsets.US_ASCII).trim().split(" ");
+            return f.length == 2 && f[0].equals(epoch) ? Long.parseLong(f[1]) : -1;
+        } catch (IOException | RuntimeException e) {
+            log.warn("unreadable {}; the log's end is not checked this time", file);
+            return -1;
+        }
+    }
+
+    /**
+     * Records that the log reached {@code lastIndex} (-1: it is empty). Without a sync when
+     * {@code durable} is false: a process crash keeps the page cache, and what a power loss takes
+     * back, the reboot check ({@code running}) covers.
+     */
+    void writeLogEnd(long lastIndex, boolean durable) {
+        byte[] content = (epoch + " " + lastIndex).getBytes(StandardCharsets.US_ASCII);
+        try {
+            if (durable) {
+                writeAtomically(dir.resolve(LOG_END), content);
+            } else {
+                Path tmp = dir.resolve(LOG_END + ".tmp");
+                Files.write(tmp, content);
+                Files.move(tmp, dir.resolve(LOG_END), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException e) {
+            log.warn("could not write {}", dir.resolve(LOG_END), e);
         }
     }
 

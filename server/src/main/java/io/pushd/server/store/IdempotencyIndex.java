@@ -46,6 +46,12 @@ final class IdempotencyIndex {
         return seq == null ? -1 : seq;
     }
 
+    /** Forgets every key (a new history: the old one's keys name events it no longer has). */
+    synchronized void clear() {
+        seqByKey.clear();
+        byAge.clear();
+    }
+
     synchronized void expire(long nowMillis) {
         long cutoff = nowMillis - windowMillis;
         while (!byAge.isEmpty() && byAge.peekFirst().timestampMillis() < cutoff) {

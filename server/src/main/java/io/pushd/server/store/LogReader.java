@@ -207,22 +207,62 @@ final class LogReader {
         }
     }
 
-    /** Reads the whole log once, at start-up, before any other thread reads or writes. */
-    void scan(RecoveryVisitor visitor) {
+    /**
+     * What a scan found: the index of the last whole event record (-1: none), and where the log
+     * stops making sense (null: nowhere).
+     */
+    record Scan(long lastIndex, String damage) {
+    }
+
+    /**
+     * Reads the whole log once, at start-up, before any other thread reads or writes; stops at
+     * the first excerpt that is not a whole event record (a file cut short reads as zeros, which
+     * JSON data never holds).
+     */
+    Scan scan(RecoveryVisitor visitor) {
         EventRecord record = new EventRecord();
+        long last = -1;
         try (ExcerptTailer t = queue.createTailer()) {
             t.toStart();
             while (true) {
                 try (DocumentContext dc = t.readingDocument()) {
                     if (!dc.isPresent()) {
-                        break;
+                        return new Scan(last, null);
                     }
-                    if (record.readHeader(dc.wire().bytes())) {
-                        visitor.accept(dc.index(), record);
+                    if (dc.isMetaData()) {
+                        continue;
                     }
+                    Bytes<?> b = dc.wire().bytes();
+                    String bad = wholeRecord(b, record);
+                    if (bad != null) {
+                        return new Scan(last, "excerpt " + Long.toHexString(dc.index()) + " " + bad);
+                    }
+                    visitor.accept(dc.index(), record);
+                    last = dc.index();
                 }
             }
+        } catch (RuntimeException e) { // Chronicle on bytes that are not its format
+            return new Scan(last, "unreadable after excerpt " + Long.toHexString(last) + ": " + e);
         }
+    }
+
+    /** Null when {@code b} holds one whole event record (read into {@code record}), else what is wrong. */
+    private static String wholeRecord(Bytes<?> b, EventRecord record) {
+        if (b.readRemaining() < 1 || !record.readHeader(b)) {
+            return "is not an event record";
+        }
+        if (b.readRemaining() < 4) {
+            return "ends inside its record";
+        }
+        int length = b.readInt();
+        long at = b.readPosition();
+        if (length < 1 || length != b.readRemaining()) {
+            return "has data of " + length + " bytes in " + b.readRemaining();
+        }
+        if (b.readByte(at) == 0 || b.readByte(at + length - 1) == 0) {
+            return "has data that is not JSON (zeros: the file was cut short)";
+        }
+        return null;
     }
 
     /** Reads after this return nothing (called under the file write lock, before the queue closes). */
