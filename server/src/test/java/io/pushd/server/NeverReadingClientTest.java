@@ -95,6 +95,36 @@ class NeverReadingClientTest {
         }
     }
 
+    @Test
+    void replayingLargeEventsToClientsThatNeverReadHoldsAboutTheWriteBufferPerClient() throws Exception {
+        start(limits(Duration.ofSeconds(30)));
+        String pad = "x".repeat(60_000);
+        for (int i = 0; i < 300; i++) { // 18 MB kept
+            assertThat(Http.publish(server.port(), "big", "{\"i\":" + i + ",\"pad\":\"" + pad + "\"}").status())
+                    .isEqualTo(201);
+        }
+        long before = usedMemory();
+        int clients = 8;
+        java.util.List<RawWebSocket> open = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < clients; i++) {
+                open.add(RawWebSocket.open(server.port(), "topic=big@" + server.epoch() + "-0", 4096));
+            }
+            Thread.sleep(1_500); // the replays run until each connection is unwritable
+            long growth = usedMemory() - before;
+            System.out.printf("replay of 60 kB events to %d clients that never read: server memory grew by %,d bytes%n",
+                    clients, growth);
+            // a read of 256 events is 15 MB: before, every such client held about that
+            assertThat(growth).as("memory growth with %d clients that never read a replay", clients)
+                    .isLessThan(clients * (3L << 20));
+            assertThat(Http.get(server.port(), "/healthz").status()).isEqualTo(200);
+        } finally {
+            for (RawWebSocket ws : open) {
+                ws.close();
+            }
+        }
+    }
+
     private void floodHttp(String request) throws Exception {
         Http.get(server.port(), "/metrics"); // warm up what a scrape allocates once
         long before = usedMemory();

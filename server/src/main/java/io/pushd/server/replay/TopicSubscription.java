@@ -46,6 +46,16 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     static final int REPLAY_STEP = 2 * REPLAY_READ;
     /** First capacity of a read's buffer: enough for a read of ~100-byte events; it grows for larger ones. */
     private static final int REPLAY_BUFFER = 64 * 1024;
+    /**
+     * About as many bytes of data as one read takes: its events are in server memory until the
+     * socket takes them, so a read is cut to fewer events when they are large (256 events of
+     * 64 KiB would be 16 MiB per client that does not read), judged by the largest of the last
+     * read. About the channel's high-water mark: after such a read, a slow peer's channel is
+     * unwritable and the replay waits for it.
+     */
+    static final int REPLAY_READ_BYTES = 256 * 1024;
+    /** Events of the first read, before their size is known: 256 KiB at the largest publish (64 KiB). */
+    static final int REPLAY_FIRST_READ = 4;
 
     /** STARTING: the history is loading the topic (a shared one, on first use); live events are only read later. */
     private enum Mode { STARTING, LIVE, CATCHING_UP, CLOSED }
@@ -62,6 +72,10 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     private final EventHistory.EventVisitor writeVisitor = this::writeReplayed;
     private Mode mode = Mode.LIVE;
     private long lastSeq;
+    /** The events the next replay read asks for (see {@link #REPLAY_READ_BYTES}). */
+    private int readEvents = REPLAY_FIRST_READ;
+    /** The largest event data of the read under way, in bytes. */
+    private int readLargest;
     /** The epoch {@link #lastSeq} belongs to; a shared history can replace a topic's (see {@link #epochChanged}). */
     private String epoch;
     private boolean stepScheduled;
@@ -306,6 +320,8 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             catchUp();
         } catch (RuntimeException e) {
             fail(e);
+        } catch (OutOfMemoryError e) { // direct memory: this subscription ends, the server goes on
+            fail(new IllegalStateException("out of memory while replaying", e));
         }
     }
 
@@ -331,15 +347,18 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         replayEpoch = epoch; // the history hands only events of it (else EPOCH_CHANGED)
         while (sink.isWritable()) {
             int read;
+            int asked = readEvents;
+            readLargest = 0;
             if (format.appendable()) {
                 try {
-                    read = history.readData(topic, epoch, lastSeq, REPLAY_READ, appendVisitor);
+                    read = history.readData(topic, epoch, lastSeq, asked, appendVisitor);
                 } finally {
                     sendReplayed();
                 }
             } else {
-                read = history.read(topic, epoch, lastSeq, REPLAY_READ, writeVisitor);
+                read = history.read(topic, epoch, lastSeq, asked, writeVisitor);
             }
+            sizeNextRead();
             if (read == EventHistory.EPOCH_CHANGED) {
                 // replaced since the check above: nothing was read; reset to the new epoch
                 sink.flush();
@@ -354,12 +373,19 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                 return;
             }
             n += read;
-            if (read < REPLAY_READ || n >= REPLAY_STEP) {
+            if (read < asked || n >= REPLAY_STEP) {
                 break;
             }
         }
         sink.flush();
         continueOrGoLive();
+    }
+
+    /** Sizes the next read by the largest event of the last one (see {@link #REPLAY_READ_BYTES}). */
+    private void sizeNextRead() {
+        if (readLargest > 0) {
+            readEvents = Math.max(1, Math.min(REPLAY_READ, REPLAY_READ_BYTES / readLargest));
+        }
     }
 
     private void continueOrGoLive() {
@@ -378,7 +404,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
         fetching = true;
         fetchEpoch = epoch;
         fetchAfter = lastSeq;
-        history.fetch(topic, lastSeq, REPLAY_READ).whenComplete((page, failure) -> {
+        history.fetch(topic, lastSeq, readEvents).whenComplete((page, failure) -> {
             try {
                 sink.eventLoop().execute(() -> fetched(page, failure));
             } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
@@ -407,6 +433,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
                 return;
             }
             replayEpoch = epoch;
+            readLargest = 0;
             if (sink.format().appendable()) {
                 try {
                     for (int i = 0; i < page.size(); i++) {
@@ -418,6 +445,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             } else {
                 page.forEach(writeVisitor);
             }
+            sizeNextRead();
             sink.flush();
             if (page.size() == 0 && lastSeq < history.range(topic).head() && !isLost(lastSeq, history.range(topic))) {
                 // nothing came, yet the history says more is kept: look again shortly, not in a spin
@@ -435,6 +463,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
     }
 
     private void writeReplayed(long seq, long ts, byte[] data) {
+        readLargest = Math.max(readLargest, data.length);
         if (!nextReplayed(seq)) {
             return;
         }
@@ -448,6 +477,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
      * bytes (no {@code byte[]} and no write through the pipeline per event).
      */
     private void appendReplayed(long seq, long ts, EventHistory.EventData data) {
+        readLargest = Math.max(readLargest, data.length());
         if (!nextReplayed(seq)) {
             return;
         }
