@@ -305,7 +305,8 @@ class BadInputTest {
                 + "Sec-WebSocket-Version: 13\r\n\r\n";
         String badKey = "GET /v1/live?topic=t HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: short\r\nSec-WebSocket-Version: 13\r\n\r\n";
-        for (String req : new String[] {noUpgrade, noConnection, noKey, badKey}) {
+        String http10 = RawHttp.upgrade("topic=t", "").replace(" HTTP/1.1\r\n", " HTTP/1.0\r\n"); // RFC 6455 4.1
+        for (String req : new String[] {noUpgrade, noConnection, noKey, badKey, http10}) {
             RawHttp.Response r = RawHttp.exchange(port, req);
             assertThat(r.status()).as(req).isEqualTo(400);
             assertThat(r.json().path("error").asText()).isEqualTo("bad_request");

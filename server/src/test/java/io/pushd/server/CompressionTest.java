@@ -94,6 +94,27 @@ class CompressionTest {
         }
     }
 
+    @Test
+    void aConnectionClosedForCorruptCompressedDataGivesItsSessionBack() throws Exception {
+        start(true);
+        String[] head = new String[1];
+        for (int i = 0; i < 3; i++) {
+            try (Socket s = upgrade(head)) {
+                // FIN + RSV1 + text, "compressed" bytes that are no deflate stream (a reserved block type)
+                s.getOutputStream().write(maskedFrame(0xC1, new byte[] {(byte) 0xFF, (byte) 0xFF, 0x00, 0x01, 0x02}));
+                assertThat(closeCodeOrEof(s)).as("close code").isEqualTo(1007);
+            } // the client closes too: the server's channel goes inactive, its failed inflater in the pipeline
+        }
+        // Before, Netty's inflater rethrew its failure when the channel went inactive, the event
+        // never reached the session, and each such connection kept its session (and its
+        // admission slot) for good.
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (server.liveConnections() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(server.liveConnections()).isZero();
+    }
+
     private static byte[] maskedFrame(int firstByte, byte[] payload) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(firstByte);

@@ -15,6 +15,9 @@ final class HandshakeCheck {
 
     /** Null when the request is a well-formed RFC 6455 upgrade, else what is wrong. */
     static String problem(HttpRequest req) {
+        if (req.protocolVersion().compareTo(io.netty.handler.codec.http.HttpVersion.HTTP_1_1) < 0) {
+            return "a WebSocket handshake needs HTTP/1.1 (RFC 6455 4.1)";
+        }
         var h = req.headers();
         if (!h.containsValue(HttpHeaderNames.UPGRADE, HttpHeaderValues.WEBSOCKET, true)) {
             return "missing or wrong Upgrade header (expected: websocket)";

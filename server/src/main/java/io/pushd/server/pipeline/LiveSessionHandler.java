@@ -61,6 +61,11 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         sink = new WebSocketSink(ctx.channel(), server.metrics());
         session = new Session(sink, server.sessions());
+        // Also when a handler before this one throws from its channelInactive (Netty's deflate
+        // decoder rethrows its failure there) and the event never comes: the session gives its
+        // admission slot back and stops its timers whatever (onDisconnected runs once).
+        Session s = session;
+        ctx.channel().closeFuture().addListener(f -> s.onDisconnected());
     }
 
     /** The connection's sink, for {@link WebSocketClose} to stop its direct writes before our close frame. */
@@ -124,6 +129,12 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         String id = ctx.channel().id().asShortText();
+        if (cause instanceof io.netty.channel.ChannelPipelineException && cause.getCause() instanceof DecompressionException) {
+            // the failed inflater, removed below, throws its failure once more on its way out: the
+            // close for it is already under way
+            log.debug("[{}] {}", id, cause.getCause().toString());
+            return;
+        }
         if (!causedByPeer(cause)) {
             log.warn("[{}] unexpected error", id, cause);
             closeOrDrop(ctx, CloseCode.INTERNAL_ERROR, "internal error");
@@ -151,6 +162,10 @@ final class LiveSessionHandler extends ChannelInboundHandlerAdapter {
             boolean tooBig = String.valueOf(cause.getMessage()).contains("maximum size");
             closeOrDrop(ctx, tooBig ? CloseCode.MESSAGE_TOO_BIG : CloseCode.INVALID_PAYLOAD,
                     tooBig ? "message too big" : "invalid compressed data");
+            if (upgraded) {
+                // the failed inflater would throw again at every read and at channelInactive
+                PushServerInitializer.discardWebSocketInput(ctx.pipeline());
+            }
         } else {
             closeOrDrop(ctx, CloseCode.PROTOCOL_ERROR, "protocol error");
         }

@@ -20,6 +20,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.cors.CorsConfig;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.websocketx.extensions.WebSocketExtensionDecoder;
 import io.netty.handler.codec.http.HttpServerKeepAliveHandler;
 import io.netty.handler.codec.http.websocketx.WebSocketDecoderConfig;
 import io.netty.handler.codec.http.websocketx.WebSocketFrameAggregator;
@@ -217,6 +218,12 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         ChannelHandlerContext decoder = p.context(WebSocketFrameDecoder.class);
         if (decoder != null) {
             p.replace(decoder.name(), HandlerNames.WS_DISCARD, DISCARD);
+        }
+        // permessage-deflate's inflater: one that failed rethrows its failure when the channel
+        // goes inactive, which would stop the event before the session hears of it
+        ChannelHandlerContext inflater;
+        while ((inflater = p.context(WebSocketExtensionDecoder.class)) != null) {
+            p.remove(inflater.name());
         }
     }
 
