@@ -216,6 +216,43 @@ class BadInputTest {
     }
 
     @Test
+    void publishesFromAClientThatEndsItsSideAfterThemAreAllAnsweredThenTheServerCloses() throws Exception {
+        String publish = "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 2\r\n\r\n{}";
+        for (int n : new int[] {1, 3}) {
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+                s.setSoTimeout(10_000);
+                s.getOutputStream().write(publish.repeat(n).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                s.shutdownOutput(); // as `printf ... | nc -N` does: the answers are still read
+                List<String> answers = answers(s.getInputStream(), n + 1);
+                assertThat(answers).hasSize(n).allSatisfy(a -> assertThat(a).startsWith("201 "));
+                assertThat(s.getInputStream().read()).as("then the server closes").isEqualTo(-1);
+                expectedHeadOfT += n;
+            }
+        }
+    }
+
+    @Test
+    void aWebSocketWhosePeerEndsItsSideIsClosed() throws Exception {
+        try (io.pushd.server.testing.RawWebSocket ws = io.pushd.server.testing.RawWebSocket.open(port, "topic=t", 65536)) {
+            ws.socket.setSoTimeout(10_000);
+            ws.socket.shutdownOutput();
+            java.io.InputStream in = ws.socket.getInputStream();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            int b = 0;
+            while (b >= 0 && System.nanoTime() < deadline) {
+                b = in.read(); // the subscribed frame, then the end
+            }
+            assertThat(b).isEqualTo(-1);
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (server.liveConnections() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(server.liveConnections()).isZero();
+    }
+
+    @Test
     void publishLargerThanTheLimitIs413() {
         String big = "\"" + "x".repeat(70 * 1024) + "\"";
         assertError(Http.publish(port, "t", big), 413, "payload_too_large");

@@ -2,6 +2,8 @@ package io.pushd.server.pipeline;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.ChannelDuplexHandler;
 
 /**
@@ -42,9 +44,17 @@ final class BackpressureHandler extends ChannelDuplexHandler {
     void pause(Reason r) {
         boolean wasReading = reasons == 0;
         reasons |= 1 << r.ordinal();
-        if (wasReading) {
+        if (wasReading && !inputShutdown()) {
             channel.config().setAutoRead(false);
         }
+    }
+
+    /**
+     * Nothing more to read: the peer ended its side. Reading is then left alone (epoll no longer
+     * watches the input, and turning autoRead back on fails with ENOENT).
+     */
+    private boolean inputShutdown() {
+        return channel instanceof DuplexChannel d && d.isInputShutdown();
     }
 
     void resume(Reason r) {
@@ -54,7 +64,9 @@ final class BackpressureHandler extends ChannelDuplexHandler {
         reasons &= ~(1 << r.ordinal());
         if (reasons == 0) {
             lastResumedNanos = System.nanoTime();
-            channel.config().setAutoRead(true);
+            if (!inputShutdown()) {
+                channel.config().setAutoRead(true);
+            }
         }
     }
 
@@ -65,6 +77,20 @@ final class BackpressureHandler extends ChannelDuplexHandler {
     /** True when reading is paused now or was paused at some moment after {@code nanos}. */
     boolean pausedSince(long nanos) {
         return reasons != 0 || lastResumedNanos - nanos > 0;
+    }
+
+    /**
+     * The peer ended its side (half-closure is allowed for HTTP's sake): an HTTP connection
+     * closes after its answers ({@link HttpApiHandler}); a WebSocket or an event stream, which
+     * has nothing left to answer, closes now, as it did before half-closure was allowed.
+     */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent && ctx.pipeline().get(HandlerNames.HTTP_API) == null) {
+            ctx.close();
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
     }
 
     @Override

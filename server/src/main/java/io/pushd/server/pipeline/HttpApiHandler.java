@@ -1,7 +1,10 @@
 package io.pushd.server.pipeline;
 
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -65,6 +68,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private boolean draining;
     private boolean overflowed; // the last queued request answers with Connection: close
     private boolean refused; // a refusal is queued or sent: nothing after it is read
+    private boolean inputShut; // the peer ended its side: close once every answer is out
     private BackpressureHandler backpressure;
 
     HttpApiHandler(ServerContext server, Routes routes) {
@@ -254,6 +258,24 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         }
         if (!hasQueued() && !overflowed && !refused && ctx.channel().isActive() && backpressure != null) {
             backpressure.resume(BackpressureHandler.Reason.REQUESTS_QUEUED);
+        }
+        closeIfAnswered(ctx);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent) {
+            inputShut = true;
+            closeIfAnswered(ctx);
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    /** After the peer's FIN: the connection closes once nothing is in flight or waiting. */
+    private void closeIfAnswered(ChannelHandlerContext ctx) {
+        if (inputShut && !publishInFlight && !hasQueued() && ctx.channel().isActive()) {
+            ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE); // after what was written
         }
     }
 

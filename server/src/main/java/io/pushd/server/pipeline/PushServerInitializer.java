@@ -97,6 +97,10 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     @Override
     protected void initChannel(SocketChannel ch) {
+        // A client that ends its side after its requests (shutdown(SHUT_WR), `nc -N`) still reads
+        // their answers, a publish's 201 among them: the connection closes once they are out
+        // (BackpressureHandler, HttpApiHandler), not at the FIN.
+        ch.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
         if (tls != null) {
             // the context current now: a renewed certificate serves the next connection, open ones keep theirs
             SslHandler ssl = tls.newHandler(ch.alloc());

@@ -94,7 +94,7 @@ class NoSecretInLogsTest {
             try {
                 Files.writeString(file, withPrivate.substring(0, 200));
                 KeySource.start(cfg).close();
-            } catch (IllegalStateException e) {
+            } catch (io.pushd.server.config.ConfigException e) { // a start refused: its message is checked too
                 messages.add(e.getMessage());
             }
             for (String s : logs.lines()) {
