@@ -126,6 +126,16 @@ class HistoryOverHttpTest {
     }
 
     @Test
+    void aTokenPutWhereAnotherParameterGoesIsNotQuotedBackInTheError() {
+        String token = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJlc2lnbmF0dXJl";
+        for (String query : List.of("?limit=" + token, "?after=" + token, "?" + token)) {
+            Http.Response r = events("t", query);
+            assertThat(r.status()).as(query).isEqualTo(400);
+            assertThat(r.body()).as(query).doesNotContain("eyJzdWIi").doesNotContain("c2lnbmF0dXJl");
+        }
+    }
+
+    @Test
     void aMalformedIdOrAnUnknownParameterIs400() {
         Http.Response badId = events("t", "?after=nope");
         Http.Response unknown = events("t", "?from=1");

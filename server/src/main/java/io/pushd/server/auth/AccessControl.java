@@ -49,7 +49,7 @@ public final class AccessControl implements AutoCloseable {
      * Loads the keys (mode jwt: the JWK set file now, the URL on its own thread). Call at
      * start-up, off the event loops.
      *
-     * @throws IllegalStateException when the JWK set file cannot be loaded
+     * @throws io.pushd.server.config.ConfigException when the JWK set file cannot be loaded
      */
     public static AccessControl start(AuthConfig config, Clock clock, Consumer<String> onDenied) {
         if (config.mode() == AuthConfig.Mode.NONE) {

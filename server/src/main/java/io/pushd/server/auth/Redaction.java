@@ -74,6 +74,19 @@ public final class Redaction {
         return out.toString();
     }
 
+    /** A compact JWS anywhere in a text: its header, its payload and its signature, if any. */
+    private static final Pattern JWT_IN_TEXT = Pattern.compile(
+            "eyJ[A-Za-z0-9_-]{4,}(?:\\.|%2[eE])[A-Za-z0-9_-]*(?:(?:\\.|%2[eE])[A-Za-z0-9_-]*)?");
+
+    /**
+     * A message that quotes what a client sent (an error's "limit: '…'"), with anything that
+     * looks like a token masked: a client that puts its token in the wrong place gets it back
+     * nowhere, not in an answer a proxy may log.
+     */
+    public static String text(String message) {
+        return message == null ? null : JWT_IN_TEXT.matcher(message).replaceAll(MASK);
+    }
+
     /** The query string alone (what follows '?'), redacted the same way. */
     public static String query(String query) {
         if (query == null) {

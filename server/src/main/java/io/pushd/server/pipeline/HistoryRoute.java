@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.pushd.protocol.ErrorCodes;
+import io.pushd.server.auth.Redaction;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ResetReason;
@@ -140,7 +141,7 @@ final class HistoryRoute {
     }
 
     private static FullHttpResponse badQuery(String code, String message) {
-        return HttpResponses.error(HttpResponseStatus.BAD_REQUEST, code, message);
+        return HttpResponses.error(HttpResponseStatus.BAD_REQUEST, code, Redaction.text(message)); // it quotes the query
     }
 
     /** The page, done at once unless events had to be fetched; then completed on the connection's event loop. */
