@@ -115,6 +115,43 @@ class CompressionTest {
         assertThat(server.liveConnections()).isZero();
     }
 
+    @Test
+    void reservedBitsTheExtensionDoesNotUseCloseWith1002() throws Exception {
+        start(true);
+        String[] head = new String[1];
+        int[] firstBytes = {
+            0xA1, // FIN + RSV2 + text
+            0x91, // FIN + RSV3 + text
+            0xC9, // FIN + RSV1 + ping: the extension compresses data frames only
+            0x01, // text, not final, uncompressed: then a continuation with RSV1
+        };
+        for (int first : firstBytes) {
+            try (Socket s = upgrade(head)) {
+                s.getOutputStream().write(maskedFrame(first, "{}".getBytes(StandardCharsets.US_ASCII)));
+                if (first == 0x01) {
+                    s.getOutputStream().write(maskedFrame(0xC0, new byte[] {0x00})); // FIN + RSV1 + continuation
+                }
+                assertThat(closeCodeOrEof(s)).as("first byte %x", first).isEqualTo(1002);
+            }
+        }
+    }
+
+    @Test
+    void rsv1FromAClientThatDidNotNegotiateTheExtensionClosesWith1002() throws Exception {
+        start(true); // allowed by the configuration, not negotiated by this client
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(RawHttp.upgrade("topic=t", "").getBytes(StandardCharsets.ISO_8859_1));
+            StringBuilder h = new StringBuilder();
+            while (!h.toString().endsWith("\r\n\r\n")) {
+                h.append((char) s.getInputStream().read());
+            }
+            assertThat(h.toString().toLowerCase()).startsWith("http/1.1 101").doesNotContain("sec-websocket-extensions");
+            s.getOutputStream().write(maskedFrame(0xC1, "{}".getBytes(StandardCharsets.US_ASCII)));
+            assertThat(closeCodeOrEof(s)).isEqualTo(1002);
+        }
+    }
+
     private static byte[] maskedFrame(int firstByte, byte[] payload) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(firstByte);

@@ -37,7 +37,14 @@ final class InboundFrameHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (msg instanceof CloseWebSocketFrame close) {
+        if (msg instanceof WebSocketFrame frame && frame.rsv() != 0 && !WebSocketClose.isClosing(ctx.channel())) {
+            // With permessage-deflate allowed, Netty's frame decoder checks no reserved bit, and its
+            // inflater clears RSV1 only where the extension puts it (a message's first data frame):
+            // any bit left here (RSV2, RSV3, RSV1 on a control or continuation frame, RSV1 from a
+            // peer that did not negotiate the extension) breaks RFC 6455 5.2 and RFC 7692 6.
+            frame.release();
+            WebSocketClose.close(ctx.channel(), CloseCode.PROTOCOL_ERROR, "reserved bits set", metrics);
+        } else if (msg instanceof CloseWebSocketFrame close) {
             try {
                 WebSocketClose.onPeerClose(ctx.channel(), close, metrics);
             } finally {
