@@ -152,6 +152,62 @@ class CompressionTest {
         }
     }
 
+    @Test
+    void aCompressedMessageMayInflateToExactlyTheFrameLimit() throws Exception {
+        start(true);
+        String[] head = new String[1];
+        for (int size : new int[] {65_536, 65_537}) {
+            try (Socket s = upgrade(head)) {
+                String prefix = "{\"type\":\"unsubscribe\",\"topic\":\"u\",\"pad\":\"";
+                String message = prefix + "x".repeat(size - prefix.length() - 2) + "\"}";
+                assertThat(message).hasSize(size);
+                s.getOutputStream().write(maskedFrame(0xC1, deflate(message.getBytes(StandardCharsets.US_ASCII))));
+                // what the server sends next: an answer to the message (text), or a close
+                int code = closeCodeOrTextFrame(s);
+                assertThat(code).as("inflated to %d bytes", size).isEqualTo(size == 65_536 ? 0 : 1009);
+            }
+        }
+    }
+
+    /** A raw DEFLATE block of {@code data}, its final empty block cut (RFC 7692 7.2.1). */
+    private static byte[] deflate(byte[] data) {
+        Deflater deflater = new Deflater(Deflater.BEST_COMPRESSION, true);
+        deflater.setInput(data);
+        ByteArrayOutputStream compressed = new ByteArrayOutputStream();
+        byte[] buf = new byte[8192];
+        int n;
+        while ((n = deflater.deflate(buf, 0, buf.length, Deflater.SYNC_FLUSH)) > 0) {
+            compressed.write(buf, 0, n);
+        }
+        return Arrays.copyOf(compressed.toByteArray(), compressed.size() - 4);
+    }
+
+    /** After the subscribed frame: 0 when the server answers with a text frame, else the close code (-1: EOF). */
+    private static int closeCodeOrTextFrame(Socket s) throws IOException {
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        boolean first = true;
+        while (true) {
+            int b0 = in.read();
+            if (b0 < 0) {
+                return -1;
+            }
+            int len = in.read() & 0x7F;
+            if (len == 126) {
+                len = in.readUnsignedShort();
+            } else if (len == 127) {
+                len = (int) in.readLong();
+            }
+            byte[] body = in.readNBytes(len);
+            if ((b0 & 0x0F) == 0x8) {
+                return body.length < 2 ? -1 : ((body[0] & 0xFF) << 8) | (body[1] & 0xFF);
+            }
+            if ((b0 & 0x0F) == 0x1 && !first) {
+                return 0;
+            }
+            first = false; // the subscribed frame
+        }
+    }
+
     private static byte[] maskedFrame(int firstByte, byte[] payload) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.write(firstByte);

@@ -26,10 +26,20 @@ import io.pushd.server.metrics.ServerMetrics;
 final class InboundFrameHandler extends ChannelInboundHandlerAdapter {
 
     private final int perSecond;
+    private final int maxFrameBytes;
     private final TokenBucket bucket;
     private final ServerMetrics metrics;
 
     InboundFrameHandler(int perSecond, ServerMetrics metrics) {
+        this(perSecond, Integer.MAX_VALUE, metrics);
+    }
+
+    /**
+     * @param maxFrameBytes what a data frame may hold once inflated (permessage-deflate): the
+     *                      decoder bounds frames as they come, the inflater only roughly
+     */
+    InboundFrameHandler(int perSecond, int maxFrameBytes, ServerMetrics metrics) {
+        this.maxFrameBytes = maxFrameBytes;
         this.perSecond = perSecond;
         this.bucket = new TokenBucket(perSecond, System.nanoTime());
         this.metrics = metrics;
@@ -44,6 +54,10 @@ final class InboundFrameHandler extends ChannelInboundHandlerAdapter {
             // peer that did not negotiate the extension) breaks RFC 6455 5.2 and RFC 7692 6.
             frame.release();
             WebSocketClose.close(ctx.channel(), CloseCode.PROTOCOL_ERROR, "reserved bits set", metrics);
+        } else if (msg instanceof WebSocketFrame frame && !(frame instanceof CloseWebSocketFrame)
+                && frame.content().readableBytes() > maxFrameBytes && !WebSocketClose.isClosing(ctx.channel())) {
+            frame.release();
+            WebSocketClose.close(ctx.channel(), CloseCode.MESSAGE_TOO_BIG, "message too big", metrics);
         } else if (msg instanceof CloseWebSocketFrame close) {
             try {
                 WebSocketClose.onPeerClose(ctx.channel(), close, metrics);

@@ -48,6 +48,8 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
 
     private static final int MAX_INITIAL_LINE = 8192;
     private static final int MAX_HEADER_SIZE = 8192;
+    /** What the inflater may hold beyond limits.maxFrameBytes while it works (see initWebSocket). */
+    private static final int INFLATE_SLACK = 8192;
     /** Requests the codec keeps count of before their answers: what the handler queues, and then some. */
     private static final int MAX_PIPELINE_DEPTH = 4 * HttpApiHandler.MAX_QUEUED_REQUESTS;
     /**
@@ -154,12 +156,16 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.remove(HandlerNames.HTTP_CORS);
         p.remove(HandlerNames.HTTP_API);
         if (limits.permessageDeflate()) {
-            // maxAllocation bounds what one compressed message may inflate to (no zip bombs)
-            p.addLast(HandlerNames.WS_COMPRESSION, new WebSocketServerCompressionHandler(limits.maxFrameBytes()));
+            // maxAllocation bounds what one compressed message may inflate to (no zip bombs).
+            // Netty's cap is on the inflate buffer's capacity, which it fills in steps: at exactly
+            // maxFrameBytes a message some hundred bytes short of it failed. The exact limit on
+            // what a message inflates to is InboundFrameHandler's.
+            p.addLast(HandlerNames.WS_COMPRESSION,
+                    new WebSocketServerCompressionHandler(limits.maxFrameBytes() + INFLATE_SLACK));
         }
         p.addLast(HandlerNames.WS_HEARTBEAT, new HeartbeatHandler(server.config().heartbeat().interval(),
                 server.config().heartbeat().timeout()));
-        p.addLast(HandlerNames.WS_INBOUND, new InboundFrameHandler(limits.maxInboundMessagesPerSecond(),
+        p.addLast(HandlerNames.WS_INBOUND, new InboundFrameHandler(limits.maxInboundMessagesPerSecond(), limits.maxFrameBytes(),
                 server.metrics()));
         p.addLast(HandlerNames.WS_PROTOCOL, new LiveProtocolHandler(wsConfig));
         p.addLast(HandlerNames.WS_AGGREGATOR, new WebSocketFrameAggregator(limits.maxFrameBytes()));
