@@ -306,6 +306,21 @@ class BadInputTest {
     }
 
     @Test
+    void twoIdempotencyKeysOrTwoAuthorizationHeadersAre400AndNothingIsStored() throws Exception {
+        RawHttp.Response keys = RawHttp.exchange(port, "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: application/json\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\n"
+                + "Content-Length: 2\r\n\r\n{}");
+        assertThat(keys.status()).isEqualTo(400);
+        assertThat(keys.json().path("error").asText()).isEqualTo("invalid_idempotency_key");
+        RawHttp.Response auth = RawHttp.exchange(port, "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: application/json\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n"
+                + "Content-Length: 2\r\n\r\n{}");
+        assertThat(auth.status()).isEqualTo(400);
+        assertThat(auth.json().path("error").asText()).isEqualTo("bad_request");
+        assertThat(auth.body()).doesNotContain("Bearer");
+    }
+
+    @Test
     void malformedHttpIs400() throws Exception {
         RawHttp.Response r = RawHttp.exchange(port, "GET /\u0001 HTTP/9.9 junk\r\n\r\n");
         assertThat(r.status()).isEqualTo(400);
