@@ -242,7 +242,10 @@ public final class ProtocolCodec {
         } catch (IOException e) {
             throw new ProtocolException(ErrorCodes.BAD_JSON, "message " + describe(e));
         }
-        if (node == null || node.getNodeType() != JsonNodeType.OBJECT) {
+        if (node == null || node.isMissingNode()) { // Jackson reads an empty or blank text as no value
+            throw new ProtocolException(ErrorCodes.BAD_JSON, "message is empty (expected a JSON object)");
+        }
+        if (node.getNodeType() != JsonNodeType.OBJECT) {
             throw new ProtocolException(ErrorCodes.BAD_MESSAGE, "frame must be a JSON object");
         }
         return node;

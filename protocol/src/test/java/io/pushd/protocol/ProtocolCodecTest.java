@@ -285,6 +285,15 @@ class ProtocolCodecTest {
         assertThat(e).hasMessageContaining("JSON object");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"", "   ", "\n"})
+    void anEmptyOrBlankFrameIsBadJson(String frame) {
+        ProtocolException e = clientFailure(frame);
+
+        assertThat(e.code()).isEqualTo(ErrorCodes.BAD_JSON);
+        assertThat(e).hasMessageContaining("empty");
+    }
+
     @Test
     void frameThatIsNotJsonIsBadJson() {
         assertThat(clientFailure("{type:subscribe").code()).isEqualTo(ErrorCodes.BAD_JSON);
