@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 public final class ChronicleEventStore implements EventHistory {
 
     private static final Logger log = LoggerFactory.getLogger(ChronicleEventStore.class);
-    private static final RollCycle ROLL_CYCLE = RollCycles.FAST_HOURLY;
+    static final RollCycle ROLL_CYCLE = RollCycles.FAST_HOURLY;
 
     private final DataDirectory dir;
     private final boolean fsync;

@@ -1,34 +1,58 @@
 package io.pushd.server.store;
 
+import java.util.zip.CRC32C;
 import net.openhft.chronicle.bytes.Bytes;
 
 /**
  * The layout of one event in the log, written and read only here: a type byte, the topic (UTF-8),
  * the sequence, the append time, the idempotency key (UTF-8, may be null), the data's length and
- * the data. A cluster node's {@link ReplayCache} writes the same layout with another type byte and
- * the topic's epoch where the key would be (its epochs are per topic, not the directory's). An
- * instance holds the fields of the last header read, so a reader reuses one per thread.
+ * the data; then a CRC32C of all of that (type 3; type 1, without it, is what builds before the
+ * checksum wrote, still read). A cluster node's {@link ReplayCache} writes the same layout with
+ * another type byte and the topic's epoch where the key would be (its epochs are per topic, not
+ * the directory's), without a checksum (a cache: rebuilt from Redis). An instance holds the fields
+ * of the last header read, so a reader reuses one per thread.
  */
 final class EventRecord {
 
     private static final byte TYPE_EVENT = 1;
     private static final byte TYPE_CACHED = 2;
+    private static final byte TYPE_EVENT_CHECKED = 3;
+    static final int CHECKSUM_BYTES = 4;
 
     final StringBuilder topic = new StringBuilder();
     private final StringBuilder key = new StringBuilder();
     private boolean hasKey;
     private boolean cached;
+    /** The record ends with a checksum ({@link #checks}). */
+    boolean checked;
     long seq;
     long timestampMillis;
 
     /** An upper bound of an excerpt's size: header, record fields (UTF-8 at most 3 bytes a char), data. */
     static long maxBytes(String topic, String idempotencyKey, byte[] data) {
         int keyChars = idempotencyKey == null ? 0 : idempotencyKey.length();
-        return 64 + 3L * (topic.length() + keyChars) + data.length;
+        return 64 + CHECKSUM_BYTES + 3L * (topic.length() + keyChars) + data.length;
     }
 
     static void write(Bytes<?> b, String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data) {
+        long start = b.writePosition();
+        write(b, TYPE_EVENT_CHECKED, topic, seq, timestampMillis, idempotencyKey, data);
+        b.writeInt(checksum(b, start, b.writePosition(), new byte[(int) (b.writePosition() - start)]));
+    }
+
+    /** As before the checksum (type 1): the compatibility test writes the old format with it. */
+    static void writeUnchecked(Bytes<?> b, String topic, long seq, long timestampMillis, String idempotencyKey,
+                               byte[] data) {
         write(b, TYPE_EVENT, topic, seq, timestampMillis, idempotencyKey, data);
+    }
+
+    /** CRC32C of the bytes [from, to) of {@code b}, through {@code scratch} (at least to - from long). */
+    static int checksum(Bytes<?> b, long from, long to, byte[] scratch) {
+        int n = (int) (to - from);
+        b.read(from, scratch, 0, n);
+        CRC32C crc = new CRC32C();
+        crc.update(scratch, 0, n);
+        return (int) crc.getValue();
     }
 
     /** A cached event of a cluster node: {@code epoch} in the key's place. */
@@ -50,10 +74,11 @@ final class EventRecord {
     /** Reads the fields before the data; false (and nothing else read) when the excerpt is not an event. */
     boolean readHeader(Bytes<?> b) {
         byte type = b.readByte();
-        if (type != TYPE_EVENT && type != TYPE_CACHED) {
+        if (type != TYPE_EVENT && type != TYPE_CACHED && type != TYPE_EVENT_CHECKED) {
             return false;
         }
         cached = type == TYPE_CACHED;
+        checked = type == TYPE_EVENT_CHECKED;
         b.readUtf8(topic);
         seq = b.readLong();
         timestampMillis = b.readLong();
@@ -68,7 +93,7 @@ final class EventRecord {
      */
     boolean readSeqAndTime(Bytes<?> b) {
         byte type = b.readByte();
-        if (type != TYPE_EVENT && type != TYPE_CACHED) {
+        if (type != TYPE_EVENT && type != TYPE_CACHED && type != TYPE_EVENT_CHECKED) {
             return false;
         }
         b.readSkip(b.readStopBit()); // the topic: its UTF-8 length, then its bytes

@@ -221,6 +221,7 @@ final class LogReader {
      */
     Scan scan(RecoveryVisitor visitor) {
         EventRecord record = new EventRecord();
+        byte[][] scratch = {new byte[4096]};
         long last = -1;
         try (ExcerptTailer t = queue.createTailer()) {
             t.toStart();
@@ -233,7 +234,7 @@ final class LogReader {
                         continue;
                     }
                     Bytes<?> b = dc.wire().bytes();
-                    String bad = wholeRecord(b, record);
+                    String bad = wholeRecord(b, record, scratch);
                     if (bad != null) {
                         return new Scan(last, "excerpt " + Long.toHexString(dc.index()) + " " + bad);
                     }
@@ -246,8 +247,13 @@ final class LogReader {
         }
     }
 
-    /** Null when {@code b} holds one whole event record (read into {@code record}), else what is wrong. */
-    private static String wholeRecord(Bytes<?> b, EventRecord record) {
+    /**
+     * Null when {@code b} holds one whole event record (read into {@code record}), else what is
+     * wrong. A record with a checksum is checked against it; one without (written before the
+     * checksum) by its framing and its data's ends, which JSON never leaves zero.
+     */
+    private static String wholeRecord(Bytes<?> b, EventRecord record, byte[][] scratch) {
+        long start = b.readPosition();
         if (b.readRemaining() < 1 || !record.readHeader(b)) {
             return "is not an event record";
         }
@@ -256,10 +262,19 @@ final class LogReader {
         }
         int length = b.readInt();
         long at = b.readPosition();
-        if (length < 1 || length != b.readRemaining()) {
+        int trailer = record.checked ? EventRecord.CHECKSUM_BYTES : 0;
+        if (length < 1 || length + trailer != b.readRemaining()) {
             return "has data of " + length + " bytes in " + b.readRemaining();
         }
-        if (b.readByte(at) == 0 || b.readByte(at + length - 1) == 0) {
+        if (record.checked) {
+            long end = at + length;
+            if (scratch[0].length < end - start) {
+                scratch[0] = new byte[(int) Math.max(end - start, 2L * scratch[0].length)];
+            }
+            if (EventRecord.checksum(b, start, end, scratch[0]) != b.readInt(end)) {
+                return "does not match its checksum";
+            }
+        } else if (b.readByte(at) == 0 || b.readByte(at + length - 1) == 0) {
             return "has data that is not JSON (zeros: the file was cut short)";
         }
         return null;

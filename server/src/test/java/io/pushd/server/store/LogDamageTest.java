@@ -190,6 +190,47 @@ class LogDamageTest {
         assertThat(damagedLogs()).isEmpty();
     }
 
+    @Test
+    void aChangedByteInsideAnEventsDataStartsANewHistory() throws IOException {
+        // framing intact, data still JSON-looking: only the record's checksum can tell
+        ChronicleEventStore store = open();
+        String epoch = store.epoch();
+        append(store, 1, 300);
+        closeAll();
+        Path file = logFiles().get(0);
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            long at = firstDataAfter(file, 30_000) + 20; // inside the pad of x
+            raf.seek(at);
+            assertThat(raf.read()).isEqualTo('x');
+            raf.seek(at);
+            raf.write('y');
+        }
+
+        assertNewHistory(epoch, 1);
+    }
+
+    @Test
+    void recordsWrittenBeforeTheChecksumAreStillRead() throws IOException {
+        ChronicleEventStore store = open();
+        String epoch = store.epoch();
+        append(store, 1, 1);
+        closeAll();
+        try (net.openhft.chronicle.queue.impl.single.SingleChronicleQueue q =
+                     net.openhft.chronicle.queue.impl.single.SingleChronicleQueueBuilder
+                             .binary(dataDir.resolve("log").toFile()).rollCycle(ChronicleEventStore.ROLL_CYCLE)
+                             .timeProvider(clock).build();
+             net.openhft.chronicle.queue.ExcerptAppender a = q.createAppender();
+             net.openhft.chronicle.wire.DocumentContext dc = a.writingDocument()) {
+            EventRecord.writeUnchecked(dc.wire().bytes(), "t", 2, clock.currentTimeMillis(), null,
+                    "{\"old\":true}".getBytes(StandardCharsets.UTF_8));
+        }
+
+        ChronicleEventStore after = open();
+        assertThat(after.epoch()).isEqualTo(epoch);
+        assertThat(after.range("t")).isEqualTo(new TopicRange(2, 1));
+        assertThat(damagedLogs()).isEmpty();
+    }
+
     /** The offset of the first '{' (an event's data) at or after {@code from}. */
     private static long firstDataAfter(Path file, long from) throws IOException {
         byte[] all = Files.readAllBytes(file);
