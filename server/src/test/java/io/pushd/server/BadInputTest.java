@@ -321,6 +321,18 @@ class BadInputTest {
     }
 
     @Test
+    void anAbsoluteFormRequestTargetIsServedLikeItsOriginForm() throws Exception {
+        // RFC 9112 3.2.2: a server must accept it (proxies send it)
+        RawHttp.Response r = RawHttp.exchange(port, "POST http://127.0.0.1:" + port + "/v1/topics/t/events HTTP/1.1\r\n"
+                + "Host: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+        assertThat(r.status()).as(r.body()).isEqualTo(201);
+        expectedHeadOfT = 2;
+        RawHttp.Response info = RawHttp.exchange(port, "GET HTTPS://example.com/v1/topics/t HTTP/1.1\r\nHost: x\r\n\r\n");
+        assertThat(info.status()).isEqualTo(200);
+        assertThat(info.json().path("head").asText()).endsWith("-2");
+    }
+
+    @Test
     void malformedHttpIs400() throws Exception {
         RawHttp.Response r = RawHttp.exchange(port, "GET /\u0001 HTTP/9.9 junk\r\n\r\n");
         assertThat(r.status()).isEqualTo(400);

@@ -164,6 +164,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                         "malformed HTTP request"), true);
                 return;
             }
+            req.setUri(HttpRequestCheck.originForm(req.uri())); // every route reads the origin form
             QueryStringDecoder uri = new QueryStringDecoder(req.uri(), StandardCharsets.UTF_8);
             HttpRequestCheck.Problem problem = HttpRequestCheck.problem(req, uri);
             if (problem != null) {

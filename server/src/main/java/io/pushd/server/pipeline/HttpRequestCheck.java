@@ -25,6 +25,28 @@ final class HttpRequestCheck {
     }
 
     /**
+     * The request target in origin form: an absolute-form target ({@code http://host/path?q},
+     * which a server must accept, RFC 9112 3.2.2, and proxies send) without its scheme and
+     * authority; any other target as it is.
+     */
+    static String originForm(String target) {
+        if (target.length() < 8 || target.charAt(0) == '/') {
+            return target;
+        }
+        String lower = target.substring(0, 8).toLowerCase(java.util.Locale.ROOT);
+        int authority = lower.startsWith("http://") ? 7 : lower.startsWith("https://") ? 8 : -1;
+        if (authority < 0) {
+            return target;
+        }
+        int path = target.indexOf('/', authority);
+        int query = target.indexOf('?', authority);
+        if (path < 0 || (query >= 0 && query < path)) {
+            return query < 0 ? "/" : "/" + target.substring(query);
+        }
+        return target.substring(path);
+    }
+
+    /**
      * Null when the request may be routed, else what to answer. Decodes {@code target}'s path and
      * query, which the decoder then keeps, so routing does not decode them again.
      */
