@@ -11,6 +11,8 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import io.pushd.protocol.ErrorCodes;
 import java.io.IOException;
@@ -160,8 +162,19 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         try {
             if (req.decoderResult().isFailure()) {
                 refused = true; // what follows on the wire cannot be trusted: nothing after this is answered
-                HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
-                        "malformed HTTP request"), true);
+                Throwable why = req.decoderResult().cause();
+                FullHttpResponse res;
+                if (why instanceof TooLongHttpLineException) {
+                    res = HttpResponses.error(HttpResponseStatus.REQUEST_URI_TOO_LONG, ErrorCodes.BAD_REQUEST,
+                            "request line longer than " + PushServerInitializer.MAX_INITIAL_LINE + " bytes");
+                } else if (why instanceof TooLongHttpHeaderException) {
+                    res = HttpResponses.error(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, ErrorCodes.BAD_REQUEST,
+                            "headers larger than " + PushServerInitializer.MAX_HEADER_SIZE + " bytes");
+                } else {
+                    res = HttpResponses.error(HttpResponseStatus.BAD_REQUEST, ErrorCodes.BAD_REQUEST,
+                            "malformed HTTP request");
+                }
+                HttpResponses.send(ctx, res, true);
                 return;
             }
             req.setUri(HttpRequestCheck.originForm(req.uri())); // every route reads the origin form

@@ -46,8 +46,8 @@ import java.util.List;
  */
 public final class PushServerInitializer extends ChannelInitializer<SocketChannel> {
 
-    private static final int MAX_INITIAL_LINE = 8192;
-    private static final int MAX_HEADER_SIZE = 8192;
+    static final int MAX_INITIAL_LINE = 8192;
+    static final int MAX_HEADER_SIZE = 8192;
     /** What the inflater may hold beyond limits.maxFrameBytes while it works (see initWebSocket). */
     private static final int INFLATE_SLACK = 8192;
     /** Requests the codec keeps count of before their answers: what the handler queues, and then some. */
