@@ -78,15 +78,7 @@ class CompressionTest {
         try (Socket s = upgrade(head)) {
             byte[] bomb = new byte[1024 * 1024];
             Arrays.fill(bomb, (byte) ' ');
-            Deflater deflater = new Deflater(Deflater.BEST_COMPRESSION, true);
-            deflater.setInput(bomb);
-            ByteArrayOutputStream compressed = new ByteArrayOutputStream();
-            byte[] buf = new byte[8192];
-            int n;
-            while ((n = deflater.deflate(buf, 0, buf.length, Deflater.SYNC_FLUSH)) > 0) {
-                compressed.write(buf, 0, n);
-            }
-            byte[] payload = Arrays.copyOf(compressed.toByteArray(), compressed.size() - 4); // RFC 7692 7.2.1
+            byte[] payload = deflate(bomb);
             assertThat(payload.length).isLessThan(65_536);
             s.getOutputStream().write(maskedFrame(0xC1, payload)); // FIN + RSV1 + text
             assertThat(closeCodeOrEof(s)).as("close code").isEqualTo(1009);
@@ -186,10 +178,33 @@ class CompressionTest {
     private static int closeCodeOrTextFrame(Socket s) throws IOException {
         DataInputStream in = new DataInputStream(s.getInputStream());
         boolean first = true;
-        while (true) {
+        for (Frame f; (f = Frame.next(in)) != null; first = false) { // the first text frame: subscribed
+            if (f.opcode() == 0x8) {
+                return f.closeCode();
+            }
+            if (f.opcode() == 0x1 && !first) {
+                return 0;
+            }
+        }
+        return -1;
+    }
+
+    /** A server frame: its first byte and its (unmasked) body. */
+    private record Frame(int b0, byte[] body) {
+        int opcode() {
+            return b0 & 0x0F;
+        }
+
+        /** A close frame's code; -1 when it has none or is compressed (which a close frame may not be). */
+        int closeCode() {
+            return (b0 & 0x40) != 0 || body.length < 2 ? -1 : ((body[0] & 0xFF) << 8) | (body[1] & 0xFF);
+        }
+
+        /** The next frame, or null at the end of the stream. */
+        static Frame next(DataInputStream in) throws IOException {
             int b0 = in.read();
             if (b0 < 0) {
-                return -1;
+                return null;
             }
             int len = in.read() & 0x7F;
             if (len == 126) {
@@ -197,14 +212,7 @@ class CompressionTest {
             } else if (len == 127) {
                 len = (int) in.readLong();
             }
-            byte[] body = in.readNBytes(len);
-            if ((b0 & 0x0F) == 0x8) {
-                return body.length < 2 ? -1 : ((body[0] & 0xFF) << 8) | (body[1] & 0xFF);
-            }
-            if ((b0 & 0x0F) == 0x1 && !first) {
-                return 0;
-            }
-            first = false; // the subscribed frame
+            return new Frame(b0, in.readNBytes(len));
         }
     }
 
@@ -230,25 +238,12 @@ class CompressionTest {
     private static int closeCodeOrEof(Socket s) throws IOException {
         DataInputStream in = new DataInputStream(s.getInputStream());
         try {
-            while (true) {
-                int b0 = in.read();
-                if (b0 < 0) {
-                    return -1;
-                }
-                int len = in.read() & 0x7F;
-                if (len == 126) {
-                    len = in.readUnsignedShort();
-                } else if (len == 127) {
-                    len = (int) in.readLong();
-                }
-                byte[] body = in.readNBytes(len);
-                if ((b0 & 0x0F) == 0x8) {
-                    if ((b0 & 0x40) != 0 || body.length < 2) {
-                        return -1;
-                    }
-                    return ((body[0] & 0xFF) << 8) | (body[1] & 0xFF);
+            for (Frame f; (f = Frame.next(in)) != null; ) {
+                if (f.opcode() == 0x8) {
+                    return f.closeCode();
                 }
             }
+            return -1;
         } catch (java.net.SocketException reset) {
             return -1;
         }
