@@ -28,6 +28,8 @@ abstract class ClientConnection<I> extends SimpleChannelInboundHandler<I> {
     Channel channel;
     /** The transport is open (WebSocket handshake completed, or a 200 event stream began). */
     boolean opened;
+    /** When every topic of this connection was subscribed; 0 until then. */
+    long subscribedNanos;
     /** Code and reason the server ended it with (or ours when we ended it), -1: none. */
     int closeCode = -1;
     String closeReason;
@@ -103,9 +105,29 @@ abstract class ClientConnection<I> extends SimpleChannelInboundHandler<I> {
         }
     }
 
+    /**
+     * A failure on a message over {@code maxFrameBytes}: an event larger than this client takes,
+     * which every resume from the same ID meets again.
+     */
+    static boolean tooLargeMessage(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof io.netty.handler.codec.TooLongFrameException
+                    || t instanceof SseParser.MessageTooLargeException
+                    || (t instanceof io.netty.handler.codec.http.websocketx.CorruptedWebSocketFrameException c
+                            && c.closeStatus().code() == 1009)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     void failed(Throwable cause) {
         if (failure == null) {
             failure = cause;
+        }
+        if (tooLargeMessage(cause)) {
+            // told here: the decoder may have closed the channel already, so the close does not know why
+            client.onTooLargeMessage(this, cause);
         }
     }
 }

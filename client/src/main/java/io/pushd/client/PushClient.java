@@ -61,6 +61,13 @@ public final class PushClient implements AutoCloseable {
 
     // Written on the event loop only (so ++ is safe), readable from any thread.
     private volatile int failedAttempts;
+    /** When a 4001 last made the client reconnect at once (event loop). */
+    private long lastTokenExpiredNanos;
+    /**
+     * How long a connection must have stayed up after subscribing for its close to count as a
+     * fresh start (the next reconnect: attempt 0, random 0-5 s) rather than one more failure.
+     */
+    static final Duration STABLE = Duration.ofSeconds(3);
     private volatile long connectAttempts;
     private volatile long connects;
     private volatile long eventsReceived;
@@ -336,14 +343,14 @@ public final class PushClient implements AutoCloseable {
         log.debug("[{}] connected to {}", conn.id(), conn.uri);
         try {
             listener.onConnected(now);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // a listener's AssertionError too
             listenerFailed("onConnected", e);
         }
     }
 
     void onText(ClientConnection<?> conn, String text) {
-        if (conn != current) {
-            return;
+        if (conn != current || state.get() == ClientState.CLOSED) {
+            return; // after close() nothing more reaches the listener, nor moves a cursor
         }
         ServerMessage m;
         try {
@@ -364,7 +371,7 @@ public final class PushClient implements AutoCloseable {
             log.warn("[{}] server error {}: {}", conn.id(), err.code(), err.message());
             try {
                 listener.onError(err.code(), err.message());
-            } catch (RuntimeException ex) {
+            } catch (RuntimeException | Error ex) { // a listener's AssertionError too
                 listenerFailed("onError", ex);
             }
         }
@@ -395,7 +402,7 @@ public final class PushClient implements AutoCloseable {
         eventsReceived++;
         try {
             listener.onEvent(e.topic(), e.id(), e.ts(), e.data());
-        } catch (RuntimeException ex) {
+        } catch (RuntimeException | Error ex) { // a listener's AssertionError too
             listenerFailed("onEvent", ex);
         }
     }
@@ -409,15 +416,22 @@ public final class PushClient implements AutoCloseable {
         if (!c.confirmed) {
             c.confirmed = true;
             if (--unconfirmedTopics == 0) {
-                // Only a connection that got this far resets the backoff: one that the server
-                // accepts and drops again at once must not make every client hammer it.
-                failedAttempts = 0;
+                conn.subscribedNanos = System.nanoTime();
                 log.debug("[{}] all {} topic(s) subscribed", conn.id(), cursors.size());
+                try {
+                    loop.schedule(() -> {
+                        if (current == conn) {
+                            failedAttempts = 0; // up and subscribed for STABLE: a fresh start
+                        }
+                    }, STABLE.toNanos(), TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException stopping) {
+                    // the loops are going: so is this connection
+                }
             }
         }
         try {
             listener.onSubscribed(s.topic(), s.head(), s.oldest());
-        } catch (RuntimeException ex) {
+        } catch (RuntimeException | Error ex) { // a listener's AssertionError too
             listenerFailed("onSubscribed", ex);
         }
     }
@@ -433,7 +447,7 @@ public final class PushClient implements AutoCloseable {
         resets++;
         try {
             listener.onReset(r.topic(), r.id(), r.reason());
-        } catch (RuntimeException ex) {
+        } catch (RuntimeException | Error ex) { // a listener's AssertionError too
             listenerFailed("onReset", ex);
         }
     }
@@ -444,6 +458,25 @@ public final class PushClient implements AutoCloseable {
             log.warn("[{}] ignoring a frame for topic '{}', which this client does not follow", conn.id(), topic);
         }
         return c;
+    }
+
+    /**
+     * The connection met a message over {@code maxFrameBytes}: an event this client cannot take,
+     * which every resume from the same ID meets again. The application is told (the connection
+     * then closes, and the next attempts back off: it dies right after subscribing).
+     */
+    void onTooLargeMessage(ClientConnection<?> conn, Throwable cause) {
+        if (state.get() == ClientState.CLOSED) {
+            return; // (the connection may no longer be current: the decoder closed it before it threw)
+        }
+        String why = "an event larger than maxFrameBytes (" + options.maxFrameBytes() + " bytes): "
+                + cause.getMessage() + "; retrying with backoff (raise maxFrameBytes to receive it)";
+        log.warn("[{}] {}", conn.id(), why);
+        try {
+            listener.onError("message_too_big", why);
+        } catch (RuntimeException | Error e) {
+            listenerFailed("onError", e);
+        }
     }
 
     private void onClosed(ClientConnection<?> conn) {
@@ -458,13 +491,13 @@ public final class PushClient implements AutoCloseable {
             lastCloseReason = reason;
             try {
                 listener.onDisconnected(code, reason);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // a listener's AssertionError too
                 listenerFailed("onDisconnected", e);
             }
         } else {
             try {
                 listener.onConnectFailed(conn.failure != null ? conn.failure : new ClosedChannelException());
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) { // a listener's AssertionError too
                 listenerFailed("onConnectFailed", e);
             }
         }
@@ -478,8 +511,12 @@ public final class PushClient implements AutoCloseable {
             log.debug("[{}] closed; client closed, not reconnecting", conn.id());
             return;
         }
-        if (conn.opened && conn.closeCode == CloseCode.TOKEN_EXPIRED.code()) {
+        long now = System.nanoTime();
+        if (conn.opened && conn.closeCode == CloseCode.TOKEN_EXPIRED.code()
+                && (lastTokenExpiredNanos == 0 || now - lastTokenExpiredNanos >= STABLE.toNanos())) {
             // a planned close: ask the supplier for a new token and resume at once, no backoff
+            // (once per STABLE: a supplier that hands the expired token again gets the backoff)
+            lastTokenExpiredNanos = now;
             log.debug("[{}] token expired; reconnecting now", conn.id());
             try {
                 pendingAttempt = loop.schedule(this::attempt, 0, TimeUnit.NANOSECONDS);
@@ -487,6 +524,12 @@ public final class PushClient implements AutoCloseable {
                 state.set(ClientState.CLOSED);
             }
             return;
+        }
+        if (conn.subscribedNanos != 0 && System.nanoTime() - conn.subscribedNanos >= STABLE.toNanos()) {
+            // Only a connection that subscribed and then stayed up resets the backoff: one that
+            // the server accepts and drops again at once (a replay that fails, a close code that
+            // says "fix the client") must not make every client hammer it.
+            failedAttempts = 0;
         }
         OptionalLong hint = conn.retryHint();
         int attempt = failedAttempts;
@@ -517,7 +560,7 @@ public final class PushClient implements AutoCloseable {
                 conn.refusedStatus, conn.refusedError == null ? "(no error code)" : conn.refusedError);
         try {
             listener.onAccessDenied(conn.refusedStatus, conn.refusedError);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) { // a listener's AssertionError too
             listenerFailed("onAccessDenied", e);
         }
         if (options.accessToken() == null) {
@@ -536,7 +579,7 @@ public final class PushClient implements AutoCloseable {
         }
     }
 
-    private void listenerFailed(String method, RuntimeException e) {
+    private void listenerFailed(String method, Throwable e) {
         log.warn("listener {} threw; ignored", method, e);
     }
 }

@@ -97,7 +97,7 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
         req.headers().set(HttpHeaderNames.HOST, uri.getHost() + ":" + uri.getPort())
                 .set(HttpHeaderNames.ACCEPT, "text/event-stream")
                 .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_CACHE);
-        if (accessToken != null) {
+        if (accessToken != null && !accessToken.isEmpty()) { // an empty answer sends none, as over WebSocket
             req.headers().set(HttpHeaderNames.AUTHORIZATION, "Bearer " + accessToken);
         }
         ctx.writeAndFlush(req);

@@ -54,7 +54,7 @@ final class SseParser {
     /**
      * Parses every complete line in {@code chunk} (read, not released) and keeps the rest.
      *
-     * @throws IllegalStateException when a message grows beyond the limit
+     * @throws MessageTooLargeException when a message grows beyond the limit
      */
     void feed(ByteBuf chunk) {
         int end = chunk.writerIndex();
@@ -72,7 +72,7 @@ final class SseParser {
             } else {
                 afterCr = false;
                 if (++messageBytes > maxMessageBytes) {
-                    throw new IllegalStateException("event-stream message larger than " + maxMessageBytes + " bytes");
+                    throw new MessageTooLargeException("event-stream message larger than " + maxMessageBytes + " bytes");
                 }
                 line.write(b);
             }
@@ -135,5 +135,12 @@ final class SseParser {
         data.setLength(0);
         eventType = "";
         handler.onMessage(type, d, lastEventId);
+    }
+
+    /** A message over {@code maxFrameBytes}: the stream cannot go past it. */
+    static final class MessageTooLargeException extends IllegalStateException {
+        MessageTooLargeException(String message) {
+            super(message);
+        }
     }
 }
