@@ -204,12 +204,18 @@ public final class SseSink implements SessionSink {
         end(); // from here on isClosing() and nothing more is written
     }
 
-    /** Ends the response: the last chunk, then our FIN; the client's FIN (or a timeout) closes the socket. */
+    /**
+     * Ends the response: the last chunk, then our FIN; the client's FIN (or a timeout) closes the
+     * socket. The timeout runs from now, not from when the last chunk is out: a client that does
+     * not read (the slow-consumer guard's case) never lets that write complete, and would keep
+     * the connection, its admission slot and its queued bytes for good.
+     */
     void end() {
         if (closing) {
             return;
         }
         closing = true;
+        channel.eventLoop().schedule(() -> channel.close(), FORCE_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
         channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(done -> {
             if (!done.isSuccess() || !(channel instanceof DuplexChannel duplex) || !channel.isActive()) {
                 channel.close();
@@ -217,7 +223,6 @@ public final class SseSink implements SessionSink {
             }
             duplex.shutdownOutput();
             channel.config().setAutoRead(true); // see the client's FIN even if reading was paused
-            channel.eventLoop().schedule(() -> channel.close(), FORCE_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
         });
     }
 

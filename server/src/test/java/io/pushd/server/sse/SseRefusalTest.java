@@ -177,6 +177,13 @@ class SseRefusalTest {
             }
         }
         assertThat(Http.get(server.port(), "/metrics").body()).contains("push_slow_consumer_closes_total 1.0");
+        // and the connection really goes, although the client still does not read (nor close): the
+        // end of its response can never be written, so only the server's own timeout ends it
+        long closeBy = System.nanoTime() + Duration.ofMillis(SseSink.FORCE_CLOSE_MILLIS + 5_000).toNanos();
+        while (server.liveConnections() > 1 && System.nanoTime() < closeBy) {
+            Thread.sleep(20);
+        }
+        assertThat(server.liveConnections()).as("the stuck stream's connection is gone").isEqualTo(1);
         stuck.close();
         assertThat(reader.messages).isNotEmpty(); // the reading stream went on getting events
     }
