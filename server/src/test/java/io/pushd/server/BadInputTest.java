@@ -333,14 +333,14 @@ class BadInputTest {
     }
 
     @Test
-    void aRequestLineOrHeadersOverTheLimitAre414And431() throws Exception {
-        RawHttp.Response uri = RawHttp.exchange(port, "GET /v1/topics/" + "t".repeat(9000) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    void aRequestLineOver64KiBOrHeadersOver80KiBAre414And431() throws Exception {
+        RawHttp.Response uri = RawHttp.exchange(port, "GET /v1/topics/t?x=" + "t".repeat(70_000) + " HTTP/1.1\r\nHost: x\r\n\r\n");
         assertThat(uri.status()).isEqualTo(414);
         assertThat(uri.json().path("error").asText()).isEqualTo("bad_request");
         RawHttp.Response headers = RawHttp.exchange(port, "GET /v1/topics/t HTTP/1.1\r\nHost: x\r\nX-Big: "
-                + "b".repeat(9000) + "\r\n\r\n");
+                + "b".repeat(90_000) + "\r\n\r\n");
         assertThat(headers.status()).isEqualTo(431);
-        assertThat(headers.json().path("message").asText()).contains("headers larger than 8192 bytes");
+        assertThat(headers.json().path("message").asText()).contains("headers larger than 81920 bytes");
     }
 
     @Test

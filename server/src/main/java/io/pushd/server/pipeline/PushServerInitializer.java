@@ -46,8 +46,13 @@ import java.util.List;
  */
 public final class PushServerInitializer extends ChannelInitializer<SocketChannel> {
 
-    static final int MAX_INITIAL_LINE = 8192;
-    static final int MAX_HEADER_SIZE = 8192;
+    /**
+     * The request line: a subscription's query names every topic with its last ID (about 260
+     * bytes a topic at the longest names), so 64 KiB take some 240 topics. Longer: 414.
+     */
+    static final int MAX_INITIAL_LINE = 64 * 1024;
+    /** All headers: an SSE resume sends its cursor as Last-Event-ID, up to 64 KiB. Larger: 431. */
+    static final int MAX_HEADER_SIZE = 80 * 1024;
     /** What the inflater may hold beyond limits.maxFrameBytes while it works (see initWebSocket). */
     private static final int INFLATE_SLACK = 8192;
     /** Requests the codec keeps count of before their answers: what the handler queues, and then some. */

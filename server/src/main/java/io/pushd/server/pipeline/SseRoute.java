@@ -57,6 +57,7 @@ final class SseRoute {
         try {
             topics = SubscriptionRequest.parse(uri.parameters(), server.config().limits().maxTopicsPerConnection(),
                     server.config().server().defaultTopicOrNull());
+            SseCursor.requireResumable(topics);
             topics = SseCursor.resume(topics, req.headers().get("Last-Event-ID"));
         } catch (ProtocolException e) {
             refuse(ctx, req, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()));

@@ -19,8 +19,30 @@ public final class SseCursor {
 
     /** The longest {@code Last-Event-ID} read; a cursor of 64 topics fits easily. */
     static final int MAX_LENGTH = 64 * 1024;
+    /** The longest event ID: a 32-character epoch, '-', a 19-digit sequence. */
+    private static final int MAX_ID_LENGTH = 32 + 1 + 19;
 
     private SseCursor() {
+    }
+
+    /**
+     * The longest cursor a stream of {@code topics} can send: a stream whose cursor could grow
+     * past {@link #MAX_LENGTH} is refused at its start, for its {@code Last-Event-ID} would be
+     * refused when it resumes (a plain EventSource then gives up for good).
+     */
+    public static void requireResumable(List<ClientMessage.Subscribe> topics) {
+        if (topics.size() < 2) {
+            return; // one topic: the event ID itself
+        }
+        long longest = 0;
+        for (ClientMessage.Subscribe t : topics) {
+            longest += t.topic().length() + 1 + MAX_ID_LENGTH + 1;
+        }
+        if (longest > MAX_LENGTH) {
+            throw new ProtocolException(ErrorCodes.TOO_MANY_TOPICS, "these " + topics.size() + " topics make an"
+                    + " event stream whose Last-Event-ID could pass " + MAX_LENGTH + " bytes, which a resume could"
+                    + " not send back: split them over several streams");
+        }
     }
 
     /**

@@ -118,6 +118,44 @@ class SseStreamTest {
     }
 
     @Test
+    void aCursorOfAHundredLongTopicNamesIsTakenBackAsLastEventId() throws Exception {
+        start(c -> c);
+        String e = server.epoch();
+        List<String> topics = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            topics.add(String.format("%03d-", i) + "n".repeat(68)); // 72 characters: the id: line passes 8 KiB
+        }
+        SseStream s = open(topics.stream().map(t -> "topic=" + t).collect(java.util.stream.Collectors.joining("&")));
+        for (int i = 0; i <= 100; i++) {
+            s.next(WAIT); // retry:, then the subscribed of each topic
+        }
+        for (String t : topics) {
+            publish(t, "1");
+        }
+        List<SseStream.Message> got = s.events(100, WAIT);
+        String cursor = got.get(99).id();
+        assertThat(cursor.length()).isGreaterThan(8 * 1024);
+        s.close();
+        publish(topics.get(7), "2");
+
+        SseStream resumed = open(topics.stream().map(t -> "topic=" + t).collect(java.util.stream.Collectors.joining("&")),
+                "Last-Event-ID: " + cursor);
+        SseStream.Message next = resumed.events(1, WAIT).get(0);
+        assertThat(next.json().path("id").asText()).isEqualTo(e + "-2");
+        assertThat(next.json().path("topic").asText()).isEqualTo(topics.get(7));
+    }
+
+    @Test
+    void aStreamWhoseCursorCouldOutgrowWhatAResumeMaySendIsRefusedAtItsStart() throws Exception {
+        start(c -> c.withLimits(c.limits().toBuilder().maxTopicsPerConnection(1000).build()));
+        String query = java.util.stream.IntStream.range(0, 300).mapToObj(i -> "topic=" + String.format("%03d-", i)
+                + "n".repeat(196)).collect(java.util.stream.Collectors.joining("&"));
+        Http.Response r = Http.get(server.port(), "/v1/sse?" + query);
+        assertThat(r.status()).isEqualTo(400);
+        assertThat(r.json().path("error").asText()).isEqualTo("too_many_topics");
+    }
+
+    @Test
     void lastEventIdWinsOverTheQueryAndResumesExactlyOnceAcrossARestartOnTheSameDataDirectory() throws Exception {
         start(c -> c);
         String e = server.epoch();
