@@ -28,6 +28,12 @@ const ID_RE = /^([0-9a-z]{1,32})-([0-9]+)$/;
 const HINT_CODES = new Set([1012, 1013]);
 /** RFC 6455: the connection ended without a close frame. */
 export const ABNORMAL_CLOSURE = 1006;
+/**
+ * A connection counts as healthy (the next drop starts again at attempt 0) once every topic was
+ * subscribed and it then stayed up this long; also the least time between two immediate 4001
+ * reconnects. The same as the Java client's.
+ */
+export const STABLE_MS = 3000;
 
 /** An error of the client or a refused publish; `status` and `code` say which. Never carries a token. */
 export class PushError extends Error {
@@ -205,6 +211,8 @@ export class Subscription {
   #wsWorked = false; // 'auto': a WebSocket of this subscription got a frame
   #sseWorked = false;
   #onlineTarget = null;
+  #lastExpiredAt = null; // when a 4001 last made this subscription reconnect at once
+  #refused = null; // { token } of an attempt the server refused with 401/403
   #onOnline = () => this.reconnect();
   #stats = { attempts: 0, connects: 0, events: 0, duplicatesDropped: 0, foreignDropped: 0, resets: 0 };
 
@@ -228,6 +236,7 @@ export class Subscription {
       throw new TypeError('no WebSocket or EventSource implementation (pass options.WebSocket or options.EventSource)');
     }
     o.random ??= Math.random;
+    o.fetch ??= globalThis.fetch; // asks why an attempt that never opened failed (401/403?)
     this.#o = o;
     this.#base = url;
     streamUrl(url, 'websocket', {}); // validates the URL now rather than on the first attempt
@@ -345,7 +354,16 @@ export class Subscription {
       return;
     }
     if (this.#conn !== conn) return; // closed while the token was fetched
+    if (this.#refused && token === this.#refused.token) {
+      // the same answer would come back (protocol/README.md, Reconnecting 6)
+      this.#call('onError', { code: 'access_denied', message: 'not retrying with the token the server refused' });
+      this.close();
+      return;
+    }
     const cursors = Object.fromEntries([...this.#cursors].map(([t, c]) => [t, c.last]));
+    conn.token = token;
+    conn.headers = headers;
+    conn.probeUrl = streamUrl(this.#base, 'sse', cursors, token);
     conn.start(streamUrl(this.#base, transport, cursors, token), headers);
   }
 
@@ -357,6 +375,7 @@ export class Subscription {
 
   _opened(conn) {
     if (conn !== this.#conn) return;
+    this.#refused = null;
     this.#stats.connects++;
     this.#setState('open', { transport: conn.transport });
   }
@@ -397,9 +416,15 @@ export class Subscription {
       c.subscribed(m);
       if (!c.confirmed) {
         c.confirmed = true;
-        // Only a connection on which every topic is subscribed again resets the backoff: one the
-        // server accepts and drops at once must not make every client hammer it.
-        if ([...this.#cursors.values()].every((x) => x.confirmed)) this.#attempt = 0;
+        // Only a connection on which every topic is subscribed again, and that then stays up,
+        // resets the backoff: one the server accepts and drops at once (a failing replay, a
+        // "fix the client" close) must not make every client hammer it.
+        if ([...this.#cursors.values()].every((x) => x.confirmed)) {
+          conn.subscribedAt = Date.now();
+          setTimeout(() => {
+            if (this.#conn === conn) this.#attempt = 0;
+          }, STABLE_MS);
+        }
       }
       this.#call('onSubscribed', m.topic, { head: m.head ?? null, oldest: m.oldest ?? null, epoch: m.epoch ?? null,
         id: m.id ?? null });
@@ -426,10 +451,15 @@ export class Subscription {
       this.#wsFailures = Math.max(0, this.#o.wsFailuresBeforeSse - 1);
     }
     const hint = hintMs ?? parseRetryHint(code, reason);
+    if (conn.subscribedAt != null && Date.now() - conn.subscribedAt >= STABLE_MS) this.#attempt = 0;
     const attempt = this.#attempt;
     const o = this.#o;
-    // 4001: the token expired, a planned close; reconnect at once (accessToken is asked again)
-    const expired = code === TOKEN_EXPIRED && conn.opened;
+    // 4001: the token expired, a planned close; reconnect at once (accessToken is asked again),
+    // at most once per STABLE_MS: a source that hands out the expired token again gets the backoff
+    const now = Date.now();
+    const expired = code === TOKEN_EXPIRED && conn.opened
+      && (this.#lastExpiredAt == null || now - this.#lastExpiredAt >= STABLE_MS);
+    if (expired) this.#lastExpiredAt = now;
     const delayMs = expired ? 0 : nextDelay(attempt, { ...o, hintMs: hint, random: o.random });
     if (!expired) this.#attempt = attempt + 1;
     this.#timer = setTimeout(() => this.#connect(), delayMs);
@@ -437,6 +467,42 @@ export class Subscription {
       delayMs, until: Date.now() + delayMs, attempt, code, reason: reason ?? '', hint: hint != null,
       transport: conn.transport,
     });
+    // A WebSocket or EventSource that never opened does not say why: a refusal (401/403) looks
+    // like a server that is down. Ask once over plain HTTP, with the same URL and token.
+    if (!conn.opened && code === ABNORMAL_CLOSURE && typeof o.fetch === 'function' && conn.probeUrl) {
+      this.#probe(conn);
+    }
+  }
+
+  async #probe(conn) {
+    let r;
+    const abort = new AbortController();
+    const t = setTimeout(() => abort.abort(), this.#o.connectTimeoutMs);
+    try {
+      r = await this.#o.fetch(conn.probeUrl, {
+        headers: { ...(conn.headers || {}), Accept: 'text/event-stream' }, signal: abort.signal,
+        credentials: this.#o.withCredentials ? 'include' : 'same-origin',
+      });
+    } catch {
+      return; // down, or unreadable (a browser hides a refused cross-origin answer): the backoff goes on
+    } finally {
+      clearTimeout(t);
+    }
+    if (r.status !== 401 && r.status !== 403) {
+      abort.abort(); // a stream (200) or another answer: not a refusal, nothing more to read
+      return;
+    }
+    let code = null;
+    try {
+      code = (await r.json()).error ?? null;
+    } catch { /* the status alone tells */ }
+    if (this.#state === 'closed' || this.#conn) return; // closed meanwhile, or another attempt runs
+    this.#call('onError', { status: r.status, code, message: `the server refused the subscription: ${r.status} ${code ?? ''}`.trim() });
+    if (typeof this.#o.accessToken === 'function') {
+      this.#refused = { token: conn.token }; // the next attempt goes only with another token
+    } else {
+      this.close(); // no other token to try
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 import { test, describe, beforeEach, afterEach, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  subscribe, nextDelay, ceiling, parseRetryHint, streamUrl, TopicCursor, parseEventId, compareSeq, DEFAULTS,
+  subscribe, nextDelay, ceiling, parseRetryHint, streamUrl, TopicCursor, parseEventId, compareSeq, DEFAULTS, STABLE_MS,
 } from '../push-client.js';
 
 describe('backoff', () => {
@@ -200,6 +200,7 @@ function start(options = {}) {
     EventSource: FakeEventSource,
     random: () => 0.5,
     onlineEvents: false,
+    fetch: async () => { throw new TypeError('no network in unit tests'); },
     onEvent: (e) => log.events.push(e.id),
     onState: (st, d) => log.states.push([st, d]),
     onReset: (t, reason, d) => log.resets.push([t, reason, d.id]),
@@ -249,7 +250,7 @@ describe('subscription', () => {
     s.close();
   });
 
-  test('failed attempts double the ceiling and only every topic subscribed resets the counter', () => {
+  test('failed attempts double the ceiling and only a connection that stays subscribed resets the counter', () => {
     const { s, log } = start({ transport: 'websocket' });
     const delays = [];
     mock.timers.tick(0);
@@ -265,9 +266,19 @@ describe('subscription', () => {
     lastWs().drop(1006);
     assert.equal(log.states.at(-1)[1].delayMs, 30000);
     mock.timers.tick(30000);
+    // Every topic subscribed, then dropped at once (a replay that fails): still a failure.
     lastWs().open();
     lastWs().send(sub({ topic: 'a' }));
     lastWs().send(sub({ topic: 'b' }));
+    lastWs().drop(1006);
+    assert.equal(log.states.at(-1)[1].delayMs, 30000);
+    mock.timers.tick(30000);
+    // Every topic subscribed and up for STABLE_MS: healthy, the next drop starts again at 0.
+    lastWs().open();
+    lastWs().send(sub({ topic: 'a' }));
+    lastWs().send(sub({ topic: 'b' }));
+    assert.equal(s.stats().failedAttempts, 6);
+    mock.timers.tick(STABLE_MS);
     assert.equal(s.stats().failedAttempts, 0);
     lastWs().drop(1006);
     assert.equal(log.states.at(-1)[1].delayMs, 2500);
@@ -493,6 +504,54 @@ describe('tokens', () => {
     assert.equal(FakeWebSocket.all.length, 2);
     assert.match(lastWs().url, /access_token=t2/);
     assert.equal(s.stats().failedAttempts, 0);
+    s.close();
+  });
+
+  test('an attempt refused with 403 is reported and, with no other token to try, not retried', async () => {
+    const errors = [];
+    const refusedFetch = async () => ({ status: 403, json: async () => ({ error: 'origin_not_allowed' }) });
+    const { s, log } = start({ transport: 'websocket', fetch: refusedFetch, onError: (e) => errors.push(e) });
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    lastWs().drop(1006); // what a refused upgrade looks like to a WebSocket: never opened, 1006
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r)); // the probe's answer
+    assert.deepEqual(errors.map((e) => [e.status, e.code]), [[403, 'origin_not_allowed']]);
+    assert.equal(log.states.at(-1)[0], 'closed');
+    mock.timers.tick(60000);
+    assert.equal(FakeWebSocket.all.length, 1, 'no attempt after the refusal');
+    s.close();
+  });
+
+  test('after a 401 an accessToken function is asked again, and the same token is not sent twice', async () => {
+    const errors = [];
+    const refusedFetch = async () => ({ status: 401, json: async () => ({ error: 'invalid_token' }) });
+    const { s, log } = start({ transport: 'websocket', fetch: refusedFetch, accessToken: () => 'stale',
+      onError: (e) => errors.push(e) });
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    lastWs().drop(1006);
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(errors[0].status, 401);
+    mock.timers.tick(60000); // the backoff, then the supplier answers the same token again
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    assert.equal(FakeWebSocket.all.length, 1, 'the refused token was not sent again');
+    assert.equal(errors.at(-1).code, 'access_denied');
+    assert.equal(log.states.at(-1)[0], 'closed');
+    s.close();
+  });
+
+  test('a 4001 right after another waits the backoff: a token source that hands out the expired one is not hammered', async () => {
+    const { s, log } = start({ accessToken: () => 'same' });
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    lastWs().open();
+    lastWs().drop(4001, 'token expired');
+    assert.equal(log.states.at(-1)[1].delayMs, 0);
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    lastWs().open();
+    lastWs().drop(4001, 'token expired'); // again, within STABLE_MS
+    assert.equal(log.states.at(-1)[1].delayMs, 2500);
     s.close();
   });
 });
