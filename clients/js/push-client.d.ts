@@ -48,8 +48,13 @@ export interface SubscribeOptions {
   /** `id`: the position the subscription starts from (null from a server older than that field). */
   onSubscribed?: (topic: string, info: { head: EventId | null; oldest: EventId | null; epoch: string | null;
     id: EventId | null }) => void;
-  /** An in-band `error` frame. */
-  onError?: (error: { code: string; message: string }) => void;
+  /**
+   * An in-band `error` frame; or an attempt refused with 401/403 (`status` set, `code` the server's
+   * error, e.g. `invalid_token`); or `code` 'access_denied' when the refused token came back again.
+   */
+  onError?: (error: { code: string | null; message: string; status?: number }) => void;
+  /** Asks why an attempt that never opened failed (default: globalThis.fetch; null: never). */
+  fetch?: typeof fetch | null;
   /** Default 5000: the first reconnect after a drop waits uniform [0, firstDelayMs]. */
   firstDelayMs?: number;
   /** Default 60000: the doubling ceiling stops here. */
@@ -125,6 +130,8 @@ export declare const DEFAULTS: Readonly<{
 export declare const LIVE_PATH: '/v1/live';
 export declare const SSE_PATH: '/v1/sse';
 export declare const ABNORMAL_CLOSURE: 1006;
+/** A connection subscribed this long is healthy (its drop restarts the backoff at 0); also the least time between two immediate 4001 reconnects. */
+export declare const STABLE_MS: 3000;
 
 // Low-level helpers.
 export declare function parseEventId(id: string): { epoch: string; seq: string } | null;

@@ -236,7 +236,7 @@ export class Subscription {
       throw new TypeError('no WebSocket or EventSource implementation (pass options.WebSocket or options.EventSource)');
     }
     o.random ??= Math.random;
-    o.fetch ??= globalThis.fetch; // asks why an attempt that never opened failed (401/403?)
+    if (o.fetch === undefined) o.fetch = globalThis.fetch; // asks why an attempt that never opened failed (401/403?); null: never
     this.#o = o;
     this.#base = url;
     streamUrl(url, 'websocket', {}); // validates the URL now rather than on the first attempt
