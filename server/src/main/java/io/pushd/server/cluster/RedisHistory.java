@@ -741,6 +741,10 @@ public final class RedisHistory implements EventHistory {
             if (cache != null) {
                 cache.drop(topic); // never serve the old epoch's events as the new one's
             }
+            TopicHub h = hub;
+            if (h != null) {
+                h.historyReplaced(topic); // a quiet topic's clients would otherwise hear of it with its next event
+            }
         }
         while (t.head() < redisHead) {
             Page page = readPage(topic, Range.create((t.head() + 1) + "-0", redisHead + "-0"), PAGE);

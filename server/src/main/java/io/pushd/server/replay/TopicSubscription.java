@@ -530,6 +530,17 @@ public final class TopicSubscription implements TopicHub.Subscriber {
      * than was seen): nothing of the old epoch continues, so say {@code unknown_epoch} at the new
      * epoch's start and replay it from there. The local history never changes an epoch while running.
      */
+    /**
+     * The history was replaced while this subscription may be idle (live, no event coming): the
+     * reset goes out now, then the new history from its start.
+     */
+    @Override
+    public void onHistoryReplaced() {
+        if (mode == Mode.LIVE) {
+            epochChanged();
+        } // catching up or fetching: its next step or page checks the epoch anyway
+    }
+
     private boolean epochChanged() {
         String now = history.epoch(topic);
         if (now.equals(epoch) || mode == Mode.CLOSED) {

@@ -56,6 +56,13 @@ public final class TopicHub {
          * write syscall (normally; one per run of consecutive ones it takes).
          */
         void onLive(LiveBatch events);
+
+        /**
+         * On {@link #executor()}: the topic's history was replaced (a cluster node saw Redis lose
+         * it): a subscriber tells its client now, not with the next event, which may never come.
+         */
+        default void onHistoryReplaced() {
+        }
     }
 
     /**
@@ -153,6 +160,28 @@ public final class TopicHub {
             }
             return groups;
         });
+    }
+
+    /**
+     * The history of {@code topic} was replaced: each of its subscribers hears of it on its own
+     * event loop ({@link Subscriber#onHistoryReplaced}). Any thread.
+     */
+    public void historyReplaced(String topic) {
+        LoopGroup[] groups = subscribers.get(topic);
+        if (groups == null) {
+            return;
+        }
+        for (LoopGroup g : groups) {
+            try {
+                g.loop.execute(() -> {
+                    for (Subscriber s : g.members) { // the members of now: one that left hears nothing
+                        s.onHistoryReplaced();
+                    }
+                });
+            } catch (RejectedExecutionException shuttingDown) {
+                // the loop is going, and its connections with it
+            }
+        }
     }
 
     public int subscriberCount(String topic) {

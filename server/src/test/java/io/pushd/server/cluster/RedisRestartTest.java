@@ -143,6 +143,24 @@ class RedisRestartTest {
         }
     }
 
+    @Test
+    void aQuietTopicsClientsAreResetAsSoonAsRedisComesBackEmptyNotWithTheNextEvent() throws Exception {
+        try (WsClient client = WsClient.connect(a.port(), "topic=t")) {
+            assertThat(client.next().path("type").asText()).isEqualTo("subscribed");
+            String before = null;
+            for (int i = 0; i < 3; i++) {
+                before = publish(b).json().path("id").asText();
+            }
+            assertThat(client.awaitEvents(3, Duration.ofSeconds(5))).hasSize(3);
+
+            redis.restartEmpty(); // and nobody publishes: the topic stays quiet
+            JsonNode reset = client.next(Duration.ofSeconds(15));
+            assertThat(reset.path("type").asText()).as("%s", reset).isEqualTo("reset");
+            assertThat(reset.path("reason").asText()).isEqualTo("unknown_epoch");
+            assertThat(EventId.parse(reset.path("id").asText()).epoch()).isNotEqualTo(EventId.parse(before).epoch());
+        }
+    }
+
     private static Http.Response publish(PushServer node) {
         Http.Response r = Http.publish(node.port(), "t", "{\"v\":1}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
