@@ -315,13 +315,7 @@ final class DataDirectory {
     void writeLogEnd(long lastIndex, boolean durable) {
         byte[] content = (epoch + " " + lastIndex).getBytes(StandardCharsets.US_ASCII);
         try {
-            if (durable) {
-                writeAtomically(dir.resolve(LOG_END), content);
-            } else {
-                Path tmp = dir.resolve(LOG_END + ".tmp");
-                Files.write(tmp, content);
-                Files.move(tmp, dir.resolve(LOG_END), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            }
+            writeAtomically(dir.resolve(LOG_END), content, durable);
         } catch (IOException e) {
             log.warn("could not write {}", dir.resolve(LOG_END), e);
         }
@@ -365,16 +359,26 @@ final class DataDirectory {
 
     /** Write to a temp file, fsync, rename over the target, fsync the directory. */
     private void writeAtomically(Path target, byte[] content) throws IOException {
+        writeAtomically(target, content, true);
+    }
+
+    /** As above; without {@code sync}, the rename alone (atomic, not durable against a power loss). */
+    private void writeAtomically(Path target, byte[] content, boolean sync) throws IOException {
         Path tmp = dir.resolve(target.getFileName() + ".tmp");
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             ch.write(ByteBuffer.wrap(content));
-            ch.force(true);
+            if (sync) {
+                ch.force(true);
+            }
         }
         try {
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
             Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+        }
+        if (!sync) {
+            return;
         }
         try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
             d.force(true);

@@ -28,9 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LogDamageTest {
 
-    /** 2027-01-15T08:00:00Z, the start of an hourly cycle. */
-    static final long T0 = 1_800_000_000_000L;
-    static final long HOUR = 3_600_000L;
+    static final long T0 = ChronicleEventStoreTest.T0;
+    static final long HOUR = ChronicleEventStoreTest.HOUR;
 
     @TempDir
     Path dataDir;
@@ -61,6 +60,15 @@ class LogDamageTest {
             byte[] data = ("{\"n\":" + seq + ",\"pad\":\"" + "x".repeat(120) + "\"}").getBytes(StandardCharsets.UTF_8);
             store.append("t", seq, clock.currentTimeMillis(), null, data);
         }
+    }
+
+    /** A store of {@code n} events in one log file, closed; its epoch. */
+    private String filledAndClosed(int n) {
+        ChronicleEventStore store = open();
+        String epoch = store.epoch();
+        append(store, 1, n);
+        closeAll();
+        return epoch;
     }
 
     private List<Path> logFiles() throws IOException {
@@ -135,10 +143,7 @@ class LogDamageTest {
 
     @Test
     void aLogFileCutShortStartsANewHistory() throws IOException {
-        ChronicleEventStore store = open();
-        String epoch = store.epoch();
-        append(store, 1, 300);
-        closeAll();
+        String epoch = filledAndClosed(300);
         Path file = logFiles().get(0);
         long cut = firstDataAfter(file, 25_000) + 7; // inside an event's data
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
@@ -150,10 +155,7 @@ class LogDamageTest {
 
     @Test
     void aLogFileWithGarbageInItsMiddleStartsANewHistory() throws IOException {
-        ChronicleEventStore store = open();
-        String epoch = store.epoch();
-        append(store, 1, 300);
-        closeAll();
+        String epoch = filledAndClosed(300);
         Path file = logFiles().get(0);
         byte[] garbage = new byte[4096];
         new Random(42).nextBytes(garbage);
@@ -193,10 +195,7 @@ class LogDamageTest {
     @Test
     void aChangedByteInsideAnEventsDataStartsANewHistory() throws IOException {
         // framing intact, data still JSON-looking: only the record's checksum can tell
-        ChronicleEventStore store = open();
-        String epoch = store.epoch();
-        append(store, 1, 300);
-        closeAll();
+        String epoch = filledAndClosed(300);
         Path file = logFiles().get(0);
         try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
             long at = firstDataAfter(file, 30_000) + 20; // inside the pad of x
