@@ -17,15 +17,23 @@ final class LogAppender {
     private static final long PAGE = 4096;
 
     private final SingleChronicleQueue queue;
-    private final ExcerptAppender appender;
     private final StorageGuard storage;
+    /** Replaced after a write that failed part-way: see {@link #replaceAppender}. */
+    private ExcerptAppender appender;
+    /** Why the replaced appender could not sync; thrown by the next {@link #sync}. */
+    private Throwable syncFailed;
 
     LogAppender(SingleChronicleQueue queue, StorageGuard storage) {
         this.queue = queue;
         this.storage = storage;
-        this.appender = queue.createAppender();
+        this.appender = newAppender(queue);
+    }
+
+    private static ExcerptAppender newAppender(SingleChronicleQueue queue) {
+        ExcerptAppender appender = queue.createAppender();
         // The single writer thread may differ from the constructing thread; writes are serialised by the caller.
-        this.appender.singleThreadedCheckDisabled(true);
+        appender.singleThreadedCheckDisabled(true);
+        return appender;
     }
 
     /**
@@ -45,10 +53,10 @@ final class LogAppender {
 
     /**
      * Writes one excerpt of at most {@code bytes} (as {@link #reserve}d) and returns its index (its
-     * position in the log), or throws {@link StorageFullException} when it was not committed. Its pages are touched (non-destructively) from the last one back before
-     * anything is written, so a fault that slips past the guard happens while the excerpt holds
-     * nothing but its header, which the rollback can then clear: a half-written excerpt would
-     * block every reader behind it.
+     * position in the log), or throws {@link StorageFullException} when it was not committed. Its
+     * pages are touched (non-destructively) from the last one back before anything is written, so
+     * that a fault which slips past the guard comes as early as it can; the excerpt is rolled back
+     * and its appender replaced ({@link #replaceAppender}), so the next append starts clean.
      */
     long write(String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data,
                        long bytes) {
@@ -78,7 +86,9 @@ final class LogAppender {
             }
         } catch (Throwable t) {
             storage.faulted(t);
-            if (position != Long.MIN_VALUE && lastIndexAppended() == position) {
+            boolean committed = position != Long.MIN_VALUE && lastIndexAppended() == position;
+            replaceAppender();
+            if (committed) {
                 // Committed; what failed came after (Chronicle's index): the event is stored and readable.
                 log.warn("event {} of topic {} was stored, but writing the log's index failed", seq, topic, t);
             } else {
@@ -87,6 +97,30 @@ final class LogAppender {
         }
         storage.appended(appender.currentFile(), end);
         return position;
+    }
+
+    /**
+     * A fault inside the mapped file is raised by the JVM after the faulting access, so it may come
+     * out of Chronicle's own rollback too, which then leaves the appender believing it is still
+     * inside the excerpt's header: every later append would fail until a restart. Nothing of the
+     * failed excerpt was committed (its header is only set at the commit, and a commit zeroes the
+     * next header's slot), so a new appender, which finds the log's end from the store, starts
+     * clean where the failed excerpt was.
+     */
+    private void replaceAppender() {
+        try {
+            // A new appender syncs nothing until it has written: what this one appended since the
+            // last sync (with fsync, still unacknowledged) is synced here, or the next sync fails.
+            appender.sync();
+        } catch (Throwable t) {
+            syncFailed = t;
+        }
+        try {
+            appender.close();
+        } catch (Throwable ignored) {
+            // Its state is what is being thrown away.
+        }
+        appender = newAppender(queue);
     }
 
     private long lastIndexAppended() {
@@ -109,6 +143,11 @@ final class LogAppender {
 
     /** Forces what was appended to stable storage (fsync mode). */
     void sync() {
+        if (syncFailed != null) {
+            Throwable t = syncFailed;
+            syncFailed = null;
+            throw new IllegalStateException("syncing the log failed: " + t, t);
+        }
         appender.sync();
     }
 }
