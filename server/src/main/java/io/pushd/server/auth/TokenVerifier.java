@@ -2,9 +2,12 @@ package io.pushd.server.auth;
 
 import com.nimbusds.jose.Algorithm;
 import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.HeaderParameterNames;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.util.JSONObjectUtils;
 import com.nimbusds.jwt.JWT;
+import com.nimbusds.jwt.JWTClaimNames;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.JWTParser;
 import com.nimbusds.jwt.PlainJWT;
@@ -90,9 +93,9 @@ public final class TokenVerifier {
         if (alg == null || Algorithm.NONE.getName().equalsIgnoreCase(alg.getName())) {
             return deny(DenialReason.ALGORITHM_NOT_ALLOWED);
         }
-        if ((header.getCriticalParams() != null && !header.getCriticalParams().isEmpty())
-                || !header.isBase64URLEncodePayload()) {
-            // RFC 7515 section 4.1.11: a critical extension we do not implement must be refused
+        if (hasCritical(header) || !header.isBase64URLEncodePayload()) {
+            // RFC 7515 section 4.1.11: a critical extension we do not implement must be refused, and
+            // an empty list is not allowed at all
             return deny(DenialReason.MALFORMED);
         }
 
@@ -113,6 +116,11 @@ public final class TokenVerifier {
             claims = JWTClaimsSet.parse(json);
         } catch (ParseException | RuntimeException e) {
             return deny(DenialReason.MALFORMED);
+        }
+        if (json.get(JWTClaimNames.SUBJECT) != null && !(json.get(JWTClaimNames.SUBJECT) instanceof String)) {
+            // RFC 7519 4.1.2: a StringOrURI; nimbus reads a number as its digits, another
+            // subject's name (for refreshes and limits.maxConnectionsPerSubject)
+            return deny(DenialReason.BAD_CLAIMS);
         }
         if (!numericDate(json.get("exp")) || !numericDate(json.get("nbf"))) {
             return deny(DenialReason.BAD_CLAIMS);
@@ -231,5 +239,24 @@ public final class TokenVerifier {
 
     private static Denial deny(DenialReason reason) {
         return new Denial(reason);
+    }
+
+    /**
+     * Whether the header has {@code crit} at all: Nimbus drops an empty list, which RFC 7515 4.1.11
+     * forbids, so the header as sent is read when it names one.
+     */
+    private static boolean hasCritical(JWSHeader header) {
+        if (header.getCriticalParams() != null) {
+            return true;
+        }
+        String raw = header.getParsedBase64URL() == null ? "" : header.getParsedBase64URL().decodeToString();
+        if (!raw.contains(HeaderParameterNames.CRITICAL)) {
+            return false;
+        }
+        try {
+            return JSONObjectUtils.parse(raw).containsKey(HeaderParameterNames.CRITICAL);
+        } catch (ParseException e) {
+            return true;
+        }
     }
 }

@@ -282,6 +282,36 @@ class TokenVerifierTest {
     }
 
     @Test
+    void anEmptyCriticalHeaderListIsRefusedAsRfc7515ForbidsIt() throws Exception {
+        String payload = claims(NOW).build().toString();
+        assertThat(reason(verify(all(), hs256ByHand("{\"alg\":\"HS256\",\"kid\":\"h1\",\"crit\":[]}", payload))))
+                .isEqualTo(DenialReason.MALFORMED);
+        assertThat(verify(all(), hs256ByHand("{\"alg\":\"HS256\",\"kid\":\"h1\"}", payload)))
+                .as("the same token without crit").isInstanceOf(Grant.class);
+    }
+
+    @Test
+    void aNumericSubjectIsRefusedRatherThanReadAsTheStringOfItsDigits() throws Exception {
+        String payload = claims(NOW).build().toString().replace("\"sub\":\"", "\"sub\":\"x");
+        assertThat(payload).contains("\"sub\":\"x");
+        String numeric = payload.replaceFirst("\"sub\":\"[^\"]*\"", "\"sub\":42");
+        assertThat(reason(verify(all(), hs256ByHand("{\"alg\":\"HS256\",\"kid\":\"h1\"}", numeric))))
+                .isEqualTo(DenialReason.BAD_CLAIMS);
+        String string = payload.replaceFirst("\"sub\":\"[^\"]*\"", "\"sub\":\"42\"");
+        assertThat(((Grant) verify(all(), hs256ByHand("{\"alg\":\"HS256\",\"kid\":\"h1\"}", string))).subject())
+                .isEqualTo("42");
+    }
+
+    /** A compact HS256 JWS of exactly these header and payload JSON texts, signed with {@link #HMAC}. */
+    static String hs256ByHand(String headerJson, String payloadJson) throws Exception {
+        String input = b64(headerJson) + "." + b64(payloadJson);
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+        mac.init(new javax.crypto.spec.SecretKeySpec(HMAC.toByteArray(), "HmacSHA256"));
+        return input + "." + Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(mac.doFinal(input.getBytes(StandardCharsets.US_ASCII)));
+    }
+
+    @Test
     void claimsOfTheWrongShapeAreRefused() {
         TokenVerifier v = all();
         List<JWTClaimsSet> bad = List.of(
