@@ -13,6 +13,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolCodec;
+import io.pushd.server.auth.Redaction;
 import java.nio.charset.StandardCharsets;
 
 /** JSON responses, and how a route answers; errors are {@code {"error":CODE,"message":TEXT}}. */
@@ -89,11 +90,23 @@ final class HttpResponses {
         if (req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD)) {
             action.run();
         } else {
-            FullHttpResponse res = error(HttpResponseStatus.METHOD_NOT_ALLOWED,
-                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: GET)");
-            res.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
-            reply(ctx, req, res);
+            methodNotAllowed(ctx, req, "GET", "GET, HEAD");
         }
+    }
+
+    /**
+     * Answers 405 naming the method the client sent, masked if it looks like a token (a client
+     * that put its token in the method's place gets it back nowhere) and shortened.
+     */
+    static void methodNotAllowed(ChannelHandlerContext ctx, FullHttpRequest req, String expected, String allow) {
+        String method = Redaction.text(req.method().name());
+        if (method.length() > 32) {
+            method = method.substring(0, 32) + "…";
+        }
+        FullHttpResponse res = error(HttpResponseStatus.METHOD_NOT_ALLOWED, ErrorCodes.METHOD_NOT_ALLOWED,
+                method + " not allowed (expected: " + expected + ")");
+        res.headers().set(HttpHeaderNames.ALLOW, allow);
+        reply(ctx, req, res);
     }
 
     /** 503 while the server is stopping (or its writer is). */

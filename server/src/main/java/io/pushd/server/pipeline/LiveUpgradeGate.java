@@ -12,6 +12,7 @@ import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.SubscriptionRequest;
 import io.pushd.server.auth.AccessDecision;
+import io.pushd.server.auth.Redaction;
 import io.pushd.server.metrics.ServerMetrics;
 import java.util.List;
 
@@ -35,10 +36,7 @@ final class LiveUpgradeGate {
     /** Returns true when the request was handed on to the WebSocket handshake (and is no longer ours). */
     boolean pass(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri) {
         if (!req.method().equals(HttpMethod.GET)) {
-            FullHttpResponse res = HttpResponses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,
-                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: GET with a WebSocket upgrade)");
-            res.headers().set(HttpHeaderNames.ALLOW, "GET");
-            HttpResponses.reply(ctx, req, res);
+            HttpResponses.methodNotAllowed(ctx, req, "GET with a WebSocket upgrade", "GET");
             return false;
         }
         FullHttpResponse refusal = refusal(req);
@@ -53,7 +51,8 @@ final class LiveUpgradeGate {
                     server.config().limits().maxTopicsPerConnection(), server.config().server().defaultTopicOrNull());
         } catch (ProtocolException e) {
             server.metrics().handshake(ServerMetrics.Handshake.REJECTED_REQUEST);
-            HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()),
+            // it quotes the query: a token sent as a topic or an ID comes back masked
+            HttpResponses.send(ctx, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), Redaction.text(e.getMessage())),
                     true);
             return false;
         }

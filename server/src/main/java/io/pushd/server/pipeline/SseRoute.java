@@ -12,6 +12,7 @@ import io.pushd.protocol.ErrorCodes;
 import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.SubscriptionRequest;
 import io.pushd.server.auth.AccessDecision;
+import io.pushd.server.auth.Redaction;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.sse.SseCursor;
 import java.util.List;
@@ -41,10 +42,7 @@ final class SseRoute {
     /** Returns true when the request became a stream (and is no longer ours). */
     boolean pass(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri) {
         if (!req.method().equals(HttpMethod.GET)) {
-            FullHttpResponse res = HttpResponses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,
-                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: GET)");
-            res.headers().set(HttpHeaderNames.ALLOW, "GET");
-            HttpResponses.reply(ctx, req, res);
+            HttpResponses.methodNotAllowed(ctx, req, "GET", "GET");
             return false;
         }
         if (!Cors.streamOriginAllowed(server.config().security().allowedOrigins(),
@@ -60,7 +58,8 @@ final class SseRoute {
             SseCursor.requireResumable(topics);
             topics = SseCursor.resume(topics, req.headers().get("Last-Event-ID"));
         } catch (ProtocolException e) {
-            refuse(ctx, req, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), e.getMessage()));
+            // it quotes the query: a token sent as a topic or an ID comes back masked
+            refuse(ctx, req, HttpResponses.error(HttpResponseStatus.BAD_REQUEST, e.code(), Redaction.text(e.getMessage())));
             return false;
         }
         // a missing or bad token can never succeed by retrying: 401/403 (EventSource then gives up, as it should)

@@ -87,10 +87,7 @@ final class TopicRoutes {
             return events.handle(ctx, req, topic);
         }
         if (!req.method().equals(HttpMethod.POST)) {
-            FullHttpResponse res = HttpResponses.error(HttpResponseStatus.METHOD_NOT_ALLOWED,
-                    ErrorCodes.METHOD_NOT_ALLOWED, req.method() + " not allowed (expected: GET or POST)");
-            res.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD, POST");
-            HttpResponses.reply(ctx, req, res);
+            HttpResponses.methodNotAllowed(ctx, req, "GET or POST", "GET, HEAD, POST");
             return null;
         }
         return publish.publish(ctx, req, topic);

@@ -10,6 +10,7 @@ import io.pushd.protocol.ServerMessage;
 import io.pushd.server.admission.AdmissionControl;
 import io.pushd.server.auth.AccessDecision;
 import io.pushd.server.auth.Grant;
+import io.pushd.server.auth.Redaction;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.replay.TopicSubscription;
 import java.time.Duration;
@@ -132,16 +133,17 @@ public final class Session {
         try {
             message = ProtocolCodec.decodeClient(text);
         } catch (ProtocolException e) {
-            sendError(e.code(), e.getMessage());
+            sendError(e.code(), Redaction.text(e.getMessage()));
             return;
         }
         int maxTopics = context.limits().maxTopicsPerConnection();
         if (message instanceof ClientMessage.Subscribe s) {
             if (!context.access().maySubscribe(grant, s.topic())) {
+                // a client that sent its token as the topic gets it back masked (Redaction.text)
                 sendError(new ServerMessage.Error(ErrorCodes.TOPIC_NOT_ALLOWED, "topic not in the token's topics",
-                        s.topic()));
+                        Redaction.text(s.topic())));
             } else if (subscriptions.containsKey(s.topic())) {
-                sendError(ErrorCodes.BAD_MESSAGE, "already subscribed to '" + s.topic() + "'");
+                sendError(ErrorCodes.BAD_MESSAGE, "already subscribed to '" + Redaction.text(s.topic()) + "'");
             } else if (subscriptions.size() >= maxTopics) {
                 sendError(ErrorCodes.TOO_MANY_TOPICS, "too many topics (expected: at most " + maxTopics + ")");
             } else {
@@ -150,7 +152,7 @@ public final class Session {
         } else if (message instanceof ClientMessage.Unsubscribe u) {
             TopicSubscription sub = subscriptions.remove(u.topic());
             if (sub == null) {
-                sendError(ErrorCodes.BAD_MESSAGE, "not subscribed to '" + u.topic() + "'");
+                sendError(ErrorCodes.BAD_MESSAGE, "not subscribed to '" + Redaction.text(u.topic()) + "'");
             } else {
                 sub.close();
             }

@@ -377,6 +377,48 @@ class AccessControlEndToEndTest {
         }
     }
 
+    @Test
+    void aTokenSentWhereAMethodATopicOrAnIdGoesComesBackMaskedInEveryAnswer() throws Exception {
+        start();
+        String good = goodToken();
+        // short enough to be a valid topic name (base64url and dots are topic characters)
+        String small = token(new JWTClaimsSet.Builder().subject("u")
+                .expirationTime(Date.from(Instant.now().plusSeconds(600))).claim("topics", List.of("x")).build());
+        assertThat(small.length()).isLessThanOrEqualTo(200);
+        List<String> answers = new ArrayList<>();
+        for (String path : List.of("/v1/topics/news/events", "/v1/topics/news", "/v1/sse?topic=news",
+                "/v1/live?topic=news")) {
+            RawHttp.Response r = RawHttp.exchange(server.port(), small + " " + path + " HTTP/1.1\r\nHost: x\r\n"
+                    + "Authorization: Bearer " + good + "\r\nContent-Length: 0\r\n\r\n");
+            assertThat(r.status()).as(path).isEqualTo(405);
+            assertThat(r.json().path("message").asText()).as(path).startsWith(Redaction.MASK + " not allowed");
+            answers.add(r.body());
+        }
+        for (String query : List.of("topic=" + small + "&topic=" + small, "topic=news@" + small)) {
+            RawHttp.Response ws = upgrade(query + "&access_token=" + q(good));
+            RawHttp.Response sse = RawHttp.exchange(server.port(), "GET /v1/sse?" + query + "&access_token=" + q(good)
+                    + " HTTP/1.1\r\nHost: x\r\n\r\n");
+            assertThat(ws.status()).as(query).isEqualTo(400);
+            assertThat(sse.status()).as(query).isEqualTo(400);
+            answers.add(ws.body());
+            answers.add(sse.body());
+        }
+        assertThat(answers.get(4)).as("named twice: quoted, masked").contains("'" + Redaction.MASK + "' named twice");
+        try (WsClient ws = live("topic=news&access_token=" + q(good))) {
+            assertThat(ws.next().path("type").asText()).isEqualTo("subscribed");
+            ws.send("{\"type\":\"subscribe\",\"topic\":\"" + small + "\"}");
+            JsonNode refused = ws.next();
+            assertThat(refused.path("code").asText()).isEqualTo("topic_not_allowed");
+            assertThat(refused.path("topic").asText()).isEqualTo(Redaction.MASK);
+            ws.send("{\"type\":\"unsubscribe\",\"topic\":\"" + small + "\"}");
+            JsonNode notSubscribed = ws.next();
+            assertThat(notSubscribed.path("code").asText()).isEqualTo("bad_message");
+            answers.add(refused.toString());
+            answers.add(notSubscribed.toString());
+        }
+        assertNoTokenIn(String.join("\n", answers));
+    }
+
     private void assertNoTokenIn(String text) {
         for (String t : tokensUsed) {
             assertThat(text).doesNotContain(t);
