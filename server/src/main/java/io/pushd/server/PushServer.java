@@ -176,16 +176,27 @@ public final class PushServer implements AutoCloseable {
         AccessControl.warnIfOpen(config.auth().mode(), config.server().host(), config.security().publishAllowedFrom());
     }
 
-    /** The warm-up is an optimisation: one that fails is logged and the start goes on. */
+    /**
+     * The warm-up is an optimisation: one that fails is logged and the start goes on, and on a disk
+     * short of room for its scratch log it is skipped (a mapped write on a full disk faults).
+     */
     private void warmUpReplay(Path dataDir, Class<? extends ServerSocketChannel> channelType)
             throws InterruptedException {
+        long free = store.storage().freeBytes();
+        if (free < store.storage().minFreeBytes() + ReplayWarmup.DISK_BYTES) {
+            log.warn("replay warm-up skipped: {} bytes free on the data directory's disk, it needs {} above "
+                    + "store.minFreeBytes; the first replays compile the replay path", free, ReplayWarmup.DISK_BYTES);
+            return;
+        }
         try {
             ReplayWarmup.Result r = ReplayWarmup.run(dataDir, workerGroup, channelType);
             log.info("replay warm-up: {} events replayed in {} ms (store.replayWarmup)", r.replayedEvents(),
                     r.millis());
         } catch (InterruptedException e) {
             throw e;
-        } catch (Exception | LinkageError e) { // Netty's sync() rethrows checked ones (a failed bind) undeclared
+        } catch (Exception | LinkageError | InternalError e) {
+            // Netty's sync() rethrows checked ones (a failed bind) undeclared; an InternalError is a
+            // fault in the scratch log's mapped file (the disk filled meanwhile), which it deletes
             log.warn("replay warm-up failed ({}); the first replays compile the replay path", e.toString());
         }
     }

@@ -60,6 +60,26 @@ class StorageFullTest {
         fillPublishFreeAndRestart();
     }
 
+    @Test
+    void aRestartOnANearlyFullDiskSkipsTheReplayWarmUpAndServesTheHistory() throws Exception {
+        mount = ScratchMount.tmpfs(tmp, 100);
+        ServerConfig c = TestServers.config(mount.dir().resolve("data"));
+        c = c.withStore(c.store().withReplayWarmup(true));
+        server = TestServers.start(c);
+        assertThat(Http.publish(server.port(), TOPIC, "{\"n\":1}").status()).isEqualTo(201);
+        String epoch = server.epoch();
+        server.close();
+        server = null;
+        // 12 KiB free: the warm-up's scratch log would fault in Chronicle's first mapped write
+        mount.fill("filler", 12 << 10);
+
+        server = TestServers.start(c);
+        assertThat(server.epoch()).isEqualTo(epoch);
+        JsonNode history = Http.get(server.port(), "/v1/topics/" + TOPIC + "/events").json();
+        assertThat(history.path("events")).hasSize(1);
+        assertThat(Files.exists(mount.dir().resolve("data").resolve("replay-warmup"))).isFalse();
+    }
+
     private ServerConfig config() {
         ServerConfig c = TestServers.config(mount.dir().resolve("data"));
         return c.withStore(c.store().withMinFreeBytes(MIN_FREE));

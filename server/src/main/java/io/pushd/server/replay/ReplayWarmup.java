@@ -58,6 +58,11 @@ public final class ReplayWarmup {
     static final String TOPIC = "warmup";
     static final int EVENTS = 25_000;
     static final int ROUNDS = 6;
+    /**
+     * Free disk space (above {@code store.minFreeBytes}) below which the warm-up is skipped: its
+     * scratch log takes ~4 MB, and Chronicle maps and writes its files' first chunks and metadata.
+     */
+    public static final long DISK_BYTES = 64L << 20;
     /** A warm-up that takes longer than this is given up (the start goes on). */
     static final Duration TIMEOUT = Duration.ofSeconds(10);
 
@@ -81,9 +86,10 @@ public final class ReplayWarmup {
                       int rounds) throws InterruptedException {
         long t0 = System.nanoTime();
         delete(dir);
-        ChronicleEventStore store = new ChronicleEventStore(dir, Duration.ofDays(1), events, Duration.ZERO, false,
-                SystemTimeProvider.INSTANCE);
+        ChronicleEventStore store = null;
         try {
+            store = new ChronicleEventStore(dir, Duration.ofDays(1), events, Duration.ZERO, false,
+                    SystemTimeProvider.INSTANCE);
             String pad = "x".repeat(80);
             for (int i = 1; i <= events; i++) {
                 byte[] data = ("{\"i\":" + i + ",\"pad\":\"" + pad + "\"}").getBytes(StandardCharsets.US_ASCII);
@@ -95,7 +101,9 @@ public final class ReplayWarmup {
             replayOverLoopback(group, serverChannel, replays);
             return new Result((long) rounds * events, (System.nanoTime() - t0) / 1_000_000);
         } finally {
-            store.close();
+            if (store != null) {
+                store.close();
+            }
             delete(dir);
         }
     }
