@@ -29,6 +29,11 @@ public final class Lifecycle {
         return state.get() == ServerState.READY;
     }
 
+    /** True from the drain on: DRAINING and every state after it. */
+    public boolean isStopping() {
+        return state.get().compareTo(ServerState.DRAINING) >= 0;
+    }
+
     /** True while new upgrades and publishes are taken: READY, and DRAINING (the balancer grace). */
     public boolean isServing() {
         ServerState s = state.get();

@@ -191,6 +191,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 }
                 return;
             }
+            if (server.lifecycle().isStopping() && !LiveUpgradeGate.PATH.equals(uri.path())
+                    && !SseRoute.PATH.equals(uri.path())) {
+                // Stopping: the answer closes its connection (Connection: close), so a client sends
+                // its next request on a new one, to a node that serves, and none is reset unanswered
+                // by the stop. Upgrades and streams end with their own close (1012, event: close).
+                HttpUtil.setKeepAlive(req, false);
+            }
             passedOn = route(ctx, req, uri);
         } finally {
             if (!passedOn) {
@@ -245,7 +252,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         answer.thenAccept(res -> {
             HttpUtil.setKeepAlive(res, keepAlive);
             ctx.executor().execute(() -> {
-                ctx.writeAndFlush(res);
+                HttpResponses.send(ctx, res, !keepAlive); // closing: FIN after the answer, no RST
                 publishInFlight = false;
                 drainQueued(ctx);
             });
