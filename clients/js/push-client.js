@@ -579,7 +579,9 @@ class Connection {
       try {
         d = JSON.parse(e.data) || {};
       } catch { /* no hint then */ }
-      const hint = Number.isFinite(d.retryMs) && d.retryMs >= 0 ? d.retryMs : null;
+      // a hint is 1012's and 1013's: 4001's retry of 0 is for a plain EventSource, and taken as a
+      // hint it would undo the guard against a token source that keeps handing out expired tokens
+      const hint = HINT_CODES.has(d.code) && Number.isFinite(d.retryMs) && d.retryMs >= 0 ? d.retryMs : null;
       this.finish({ code: Number.isFinite(d.code) ? d.code : 1000, reason: typeof e.data === 'string' ? e.data : '', hintMs: hint });
     });
     // An error is a failed request, a non-200 or an ended stream. EventSource would retry on its

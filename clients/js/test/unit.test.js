@@ -540,6 +540,21 @@ describe('tokens', () => {
     s.close();
   });
 
+  test('over SSE too a 4001 right after another waits the backoff: the stream\'s retryMs of 0 is no hint', async () => {
+    const { s, log } = start({ transport: 'sse', accessToken: () => 'same' });
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    FakeEventSource.all.at(-1).open();
+    FakeEventSource.all.at(-1).emit('close', { code: 4001, retryMs: 0 });
+    assert.equal(log.states.at(-1)[1].delayMs, 0);
+    mock.timers.tick(0);
+    await new Promise((r) => setImmediate(r));
+    FakeEventSource.all.at(-1).open();
+    FakeEventSource.all.at(-1).emit('close', { code: 4001, retryMs: 0 }); // again, within STABLE_MS
+    assert.deepEqual([log.states.at(-1)[1].delayMs, log.states.at(-1)[1].hint], [2500, false]);
+    s.close();
+  });
+
   test('a 4001 right after another waits the backoff: a token source that hands out the expired one is not hammered', async () => {
     const { s, log } = start({ accessToken: () => 'same' });
     mock.timers.tick(0);

@@ -84,7 +84,8 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
     @Override
     OptionalLong retryHint() {
         OptionalLong closeHint = super.retryHint();
-        if (closeHint.isPresent() || !opened || retryMs < 0 || closeCode == CloseCode.NORMAL.code()) {
+        if (closeHint.isPresent() || !opened || retryMs < 0 || closeCode == CloseCode.NORMAL.code()
+                || closeCode == CloseCode.TOKEN_EXPIRED.code()) {
             return closeHint;
         }
         return OptionalLong.of(retryMs);
@@ -187,7 +188,9 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
             if (closeCode < 0 && code > 0) {
                 closeCode = code;
                 JsonNode retry = close.get("retryMs");
-                closeReason = retry != null && retry.canConvertToLong() && retry.asLong() >= 0
+                // a hint is 1012's and 1013's (4001's retryMs of 0 is for a plain EventSource)
+                boolean hinted = code == CloseCode.SERVICE_RESTART.code() || code == CloseCode.TRY_AGAIN_LATER.code();
+                closeReason = hinted && retry != null && retry.canConvertToLong() && retry.asLong() >= 0
                         ? CloseCode.retryReason(retry.asLong()) : "";
             }
             log.debug("[{}] server closed the stream with {} {}", id(), closeCode, closeReason);

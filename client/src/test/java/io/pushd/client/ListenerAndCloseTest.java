@@ -10,6 +10,7 @@ import io.pushd.client.testing.TestServers;
 import io.pushd.protocol.EventId;
 import io.pushd.server.PushServer;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -141,6 +142,40 @@ class ListenerAndCloseTest {
             Thread.sleep(1_000);
             // once at once; after that the backoff (before: 393 connections in this second)
             assertThat(fake.connections()).isBetween(2, 10);
+        }
+    }
+
+    @Test
+    void overSseTooAServerThatKeepsClosingWith4001GetsTheBackoffItsRetryZeroIsNoHint() throws Exception {
+        AtomicInteger connections = new AtomicInteger();
+        try (ServerSocket listening = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread accept = new Thread(() -> {
+                while (!listening.isClosed()) {
+                    try (Socket s = listening.accept()) {
+                        connections.incrementAndGet();
+                        BufferedReader r = new BufferedReader(new InputStreamReader(s.getInputStream(),
+                                StandardCharsets.US_ASCII));
+                        for (String line; (line = r.readLine()) != null && !line.isEmpty(); ) {
+                            // the request's head
+                        }
+                        // what the server sends at a token's expiry: retry 0, for a plain EventSource
+                        String body = "retry: 0\nevent: subscribed\ndata: {\"type\":\"subscribed\",\"topic\":\"a\","
+                                + "\"head\":null,\"oldest\":null}\n\nretry: 0\nevent: close\n"
+                                + "data: {\"code\":4001,\"retryMs\":0}\n\n";
+                        s.getOutputStream().write(("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                                + "connection: close\r\n\r\n" + body).getBytes(StandardCharsets.UTF_8));
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            }, "fake-sse");
+            accept.setDaemon(true);
+            accept.start();
+            resources.newClient(PushClientOptions.builder("127.0.0.1", listening.getLocalPort()).topic("a")
+                    .transport(Transport.SSE).accessToken(() -> "the-same-token").baseDelay(Duration.ofMillis(100))
+                    .build(), new Recorder()).start();
+            Thread.sleep(1_000);
+            assertThat(connections.get()).isBetween(2, 10);
         }
     }
 

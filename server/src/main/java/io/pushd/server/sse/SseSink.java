@@ -21,6 +21,7 @@ import io.pushd.server.topic.EventFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -185,7 +186,7 @@ public final class SseSink implements SessionSink {
     /**
      * Ends the stream with {@code event: close} {"code":C,"retryMs":N} after a {@code retry: N}
      * line, N the hint in {@code reason} (or one drawn here for a close without one, such as
-     * 1011), so that a plain EventSource comes back after N ms and the client library reads it.
+     * 1011, and 0 for 4001), so that a plain EventSource comes back after N ms and the client library reads it.
      */
     @Override
     public void close(CloseCode code, String reason) {
@@ -196,8 +197,12 @@ public final class SseSink implements SessionSink {
         if (closing) {
             return;
         }
-        long retryMs = CloseCode.parseRetryMs(reason).orElseGet(hints::single);
-        metrics.closeSent(code, retryMs);
+        OptionalLong hint = CloseCode.parseRetryMs(reason);
+        // 4001: a new token and back at once (the client library's rule, which a plain
+        // EventSource, whose URL holds the expired token, cannot follow anyway)
+        long retryMs = hint.isPresent() ? hint.getAsLong() : code == CloseCode.TOKEN_EXPIRED ? 0 : hints.single();
+        boolean restartOrLater = code == CloseCode.SERVICE_RESTART || code == CloseCode.TRY_AGAIN_LATER;
+        metrics.closeSent(code, restartOrLater ? retryMs : -1); // the hint histogram is of 1012 and 1013 hints
         log.debug("[{}] ending the stream with {} retry {} ms", id(), code.describe(), retryMs);
         writeText("retry: " + retryMs + "\nevent: close\ndata: {\"code\":" + code.code() + ",\"retryMs\":" + retryMs
                 + "}\n\n");

@@ -363,6 +363,29 @@ class AccessControlEndToEndTest {
     }
 
     @Test
+    void anSseStreamWhoseTokenExpiresEndsWith4001AndRetryZeroAndNoRestartHintIsCounted() throws Exception {
+        start(j -> j.withLeeway(Duration.ZERO), c -> c);
+        String t = token("user-1", Instant.now().plusSeconds(2), List.of("news"), List.of());
+        HttpResponse<java.util.stream.Stream<String>> sse = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + server.port() + "/v1/sse?topic=news&access_token=" + q(t)))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofLines());
+        assertThat(sse.statusCode()).isEqualTo(200);
+        List<String> seen = new ArrayList<>();
+        try (java.util.stream.Stream<String> lines = sse.body()) {
+            java.util.Iterator<String> it = lines.iterator();
+            while (it.hasNext() && (seen.isEmpty() || !seen.get(seen.size() - 1).startsWith("data: {\"code\""))) {
+                seen.add(it.next());
+            }
+        }
+        List<String> end = seen.subList(Math.max(0, seen.size() - 3), seen.size());
+        // "reconnect at once (no backoff)": no jittered wait for an EventSource to sit out
+        assertThat(end).containsExactly("retry: 0", "event: close", "data: {\"code\":4001,\"retryMs\":0}");
+        String metrics = Http.get(server.port(), "/metrics").body();
+        assertThat(metrics).contains("push_closes_sent_total{code=\"4001\"} 1.0")
+                .contains("push_retry_hint_milliseconds_count 0");
+    }
+
+    @Test
     void theSubjectLimitClosesTheConnectionOverItWith1013() throws Exception {
         start(j -> j, c -> c.withLimits(c.limits().toBuilder().maxConnectionsPerSubject(1).build()));
         String t = goodToken();
