@@ -369,6 +369,12 @@ public final class RedisHistory implements EventHistory {
         return redis.isOpen();
     }
 
+    /** Publishes get 503 while Redis cannot be reached: not a full disk (507). */
+    @Override
+    public String writeState() {
+        return writable() ? "writable" : "unreachable";
+    }
+
     @Override
     public boolean fansOutItself() {
         return true;

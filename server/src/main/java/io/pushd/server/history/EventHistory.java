@@ -194,6 +194,14 @@ public interface EventHistory extends Closeable {
         return read(topic, epoch, afterSeq, max, (seq, ts, data) -> visitor.accept(seq, ts, EventData.of(data)));
     }
 
+    /**
+     * What {@code /readyz} says of the history: {@code writable}, else why appends are refused
+     * ({@code full}: the local store's disk).
+     */
+    default String writeState() {
+        return writable() ? "writable" : "full";
+    }
+
     /** False while appends are refused (the local store: for want of disk space); reads still work. */
     default boolean writable() {
         return true;

@@ -24,7 +24,7 @@ final class StatusRoutes {
         HttpResponses.onlyGet(ctx, req, () -> HttpResponses.reply(ctx, req, server.lifecycle().isReady()
                 ? HttpResponses.json(HttpResponseStatus.OK, ProtocolCodec.mapper().createObjectNode()
                         .put("status", "ready")
-                        .put("store", server.history().writable() ? "writable" : "full"))
+                        .put("store", server.history().writeState()))
                 : HttpResponses.withRetryAfter(HttpResponses.json(HttpResponseStatus.SERVICE_UNAVAILABLE,
                         HttpResponses.status(server.lifecycle().state().readinessName())))));
     }

@@ -70,6 +70,8 @@ class RedisRestartTest {
                 assertThat(refused.json().path("error").asText()).isNotBlank();
                 assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
             }
+            // readiness names the cause: Redis, not a full disk (whose publishes get 507)
+            assertThat(storeState(a, "unreachable")).isEqualTo("unreachable");
             redis.restart(300);
             long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
             int published = 0;
@@ -97,6 +99,7 @@ class RedisRestartTest {
                 expected++;
             }
             assertThat(received).containsAll(acknowledged);
+            assertThat(storeState(a, "writable")).isEqualTo("writable");
             assertThat(client.closeCode).isNotDone();
         }
         assertThat(a.state()).isEqualTo(ServerState.READY);
@@ -165,5 +168,19 @@ class RedisRestartTest {
         Http.Response r = Http.publish(node.port(), "t", "{\"v\":1}");
         assertThat(r.status()).as(r.body()).isEqualTo(201);
         return r;
+    }
+
+    /** The "store" of node's /readyz (a 200) once it says {@code expected}, or after 10 s what it says then. */
+    private static String storeState(PushServer node, String expected) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            Http.Response ready = Http.get(node.port(), "/readyz");
+            assertThat(ready.status()).isEqualTo(200);
+            String state = ready.json().path("store").asText();
+            if (state.equals(expected) || System.nanoTime() > deadline) {
+                return state;
+            }
+            Thread.sleep(50);
+        }
     }
 }
