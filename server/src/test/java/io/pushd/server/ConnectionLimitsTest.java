@@ -4,16 +4,14 @@ import io.pushd.server.config.Limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pushd.server.config.ServerConfig;
+import io.pushd.server.testing.RawHttp;
 import io.pushd.server.testing.TestServers;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -147,24 +145,7 @@ class ConnectionLimitsTest {
     /** Sends one request, returns the response head and body (by Content-Length). */
     private static String exchange(Socket s, String request) throws IOException {
         s.setSoTimeout(5_000);
-        s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-        InputStream in = s.getInputStream();
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                throw new IOException("closed before a response: " + head);
-            }
-            head.write(b);
-        }
-        String h = head.toString(StandardCharsets.ISO_8859_1);
-        int length = 0;
-        for (String line : h.split("\r\n")) {
-            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-                length = Integer.parseInt(line.substring(15).trim());
-            }
-        }
-        return h + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+        return RawHttp.exchangeOn(s, request);
     }
 
     private void awaitTcpConnections(int n) throws InterruptedException {

@@ -4,13 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.ServerState;
+import io.pushd.server.testing.RawHttp;
 import io.pushd.server.testing.TestServers;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -44,10 +42,10 @@ class KeepAliveDuringDrainTest {
         c = c.withDrain(new ServerConfig.Drain(Duration.ofSeconds(3), c.drain().minWindow(), c.drain().deadline()));
         server = TestServers.start(c);
         try (Socket before = connect(); Socket during = connect()) {
-            String first = exchange(before, publish("{\"n\":1}"));
+            String first = RawHttp.exchangeOn(before, publish("{\"n\":1}"));
             assertThat(first).startsWith("HTTP/1.1 201");
             assertThat(first.toLowerCase(Locale.ROOT)).doesNotContain("connection: close");
-            assertThat(exchange(during, get("/healthz"))).startsWith("HTTP/1.1 200");
+            assertThat(RawHttp.exchangeOn(during, get("/healthz"))).startsWith("HTTP/1.1 200");
 
             Thread drain = new Thread(server::drain, "test-drain");
             drain.start();
@@ -57,12 +55,12 @@ class KeepAliveDuringDrainTest {
             }
             assertThat(server.state()).isEqualTo(ServerState.DRAINING);
 
-            String second = exchange(before, publish("{\"n\":2}"));
+            String second = RawHttp.exchangeOn(before, publish("{\"n\":2}"));
             assertThat(second).as("still served in the balancer grace").startsWith("HTTP/1.1 201");
             assertThat(second.toLowerCase(Locale.ROOT)).contains("connection: close");
             assertThat(before.getInputStream().read()).as("then a FIN").isEqualTo(-1);
 
-            String status = exchange(during, get("/v1/topics/t"));
+            String status = RawHttp.exchangeOn(during, get("/v1/topics/t"));
             assertThat(status).startsWith("HTTP/1.1 200");
             assertThat(status.toLowerCase(Locale.ROOT)).contains("connection: close");
             assertThat(during.getInputStream().read()).isEqualTo(-1);
@@ -83,29 +81,5 @@ class KeepAliveDuringDrainTest {
 
     private static String get(String path) {
         return "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
-    }
-
-    /** Sends one request and reads one answer (head and Content-Length body), leaving the socket open. */
-    private static String exchange(Socket s, String request) throws IOException {
-        s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-        s.getOutputStream().flush();
-        InputStream in = s.getInputStream();
-        ByteArrayOutputStream head = new ByteArrayOutputStream();
-        while (!head.toString(StandardCharsets.US_ASCII).endsWith("\r\n\r\n")) {
-            int b = in.read();
-            if (b < 0) {
-                throw new IOException("connection ended inside an answer: " + head);
-            }
-            head.write(b);
-        }
-        String text = head.toString(StandardCharsets.US_ASCII);
-        int length = 0;
-        for (String line : text.split("\r\n")) {
-            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-                length = Integer.parseInt(line.substring(15).trim());
-            }
-        }
-        byte[] body = in.readNBytes(length);
-        return text + new String(body, StandardCharsets.UTF_8);
     }
 }

@@ -39,6 +39,32 @@ public final class RawHttp {
                 + extraHeaders + "\r\n";
     }
 
+    /**
+     * Sends one request on an open (kept-alive) socket and reads one answer, head and body (by
+     * Content-Length), as text; the socket stays open.
+     */
+    public static String exchangeOn(Socket s, String request) throws IOException {
+        s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        while (!head.toString(StandardCharsets.ISO_8859_1).endsWith("\r\n\r\n")) {
+            int b = in.read();
+            if (b < 0) {
+                throw new IOException("closed before a response: " + head);
+            }
+            head.write(b);
+        }
+        String h = head.toString(StandardCharsets.ISO_8859_1);
+        int length = 0;
+        for (String line : h.split("\r\n")) {
+            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+                length = Integer.parseInt(line.substring(15).trim());
+            }
+        }
+        return h + new String(in.readNBytes(length), StandardCharsets.UTF_8);
+    }
+
     public static Response exchange(int port, String request) throws IOException {
         return exchange(port, request.getBytes(StandardCharsets.ISO_8859_1));
     }
