@@ -3,8 +3,10 @@ package io.pushd.protocol;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.core.io.JsonEOFException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -30,7 +32,9 @@ public final class ProtocolCodec {
      */
     private static final ObjectReader EXACT_READER = MAPPER.reader()
             .with(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .without(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES);
+            .without(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
+            // a tree keeps one of two equal keys: the other would be dropped without a word
+            .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private ProtocolCodec() {
     }
@@ -39,6 +43,9 @@ public final class ProtocolCodec {
     public static ObjectMapper newMapper() {
         JsonFactory factory = JsonFactory.builder()
                 .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(200).build())
+                // a character outside the BMP as its 4 UTF-8 bytes, not a 12-byte escaped pair: an
+                // event stays about the size it was published at (limits.maxPublishBytes)
+                .enable(JsonWriteFeature.COMBINE_UNICODE_SURROGATES_IN_UTF8)
                 .build();
         return new ObjectMapper(factory).enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     }
@@ -57,6 +64,9 @@ public final class ProtocolCodec {
             node = EXACT_READER.readTree(body);
         } catch (IOException e) {
             throw new ProtocolException(ErrorCodes.BAD_JSON, "body " + describe(e));
+        } catch (NumberFormatException | ArithmeticException e) {
+            // well-formed, but past what a decimal holds: an exponent beyond 32 bits (1e2147483648)
+            throw new ProtocolException(ErrorCodes.BAD_JSON, "body has a number whose exponent is out of range");
         }
         if (node == null || node.isMissingNode()) {
             throw new ProtocolException(ErrorCodes.BAD_JSON, "body is empty (expected: one JSON value)");

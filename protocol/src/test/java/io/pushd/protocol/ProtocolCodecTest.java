@@ -53,8 +53,27 @@ class ProtocolCodecTest {
         String astral = "{\"name\":\"\uD83D\uDE00\"}";
 
         assertThat(canonical(bmp)).isEqualTo(bmp);
-        // characters outside the BMP may come out as an escaped surrogate pair, but mean the same
-        assertThat(json(utf8(canonical(astral))).path("name").asText()).isEqualTo("\uD83D\uDE00");
+        // a character outside the BMP stays its 4 UTF-8 bytes (not a 12-byte escaped pair)
+        assertThat(canonical(astral)).isEqualTo(astral);
+        assertThat(ProtocolCodec.canonicalData(utf8(astral))).hasSize(utf8(astral).length);
+    }
+
+    @Test
+    void canonicalDataRefusesTwoEqualKeysInAnObjectRatherThanDropOne() {
+        ProtocolException e = canonicalFailure("{\"a\":1,\"b\":{\"c\":1,\"c\":2}}");
+
+        assertThat(e.code()).isEqualTo(ErrorCodes.BAD_JSON);
+        assertThat(canonical("{\"a\":{\"c\":1},\"b\":{\"c\":2}}")).as("the same key in two objects")
+                .isEqualTo("{\"a\":{\"c\":1},\"b\":{\"c\":2}}");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"1e2147483648", "{\"price\":1e9999999999}", "1e-2147483648", "[0.5E+99999999999999]"})
+    void canonicalDataRefusesANumberWhoseExponentIsOutOfRangeAsBadJson(String body) {
+        ProtocolException e = canonicalFailure(body);
+
+        assertThat(e.code()).isEqualTo(ErrorCodes.BAD_JSON);
+        assertThat(e).hasMessageContaining("exponent");
     }
 
     @Test

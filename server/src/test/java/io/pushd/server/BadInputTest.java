@@ -68,6 +68,10 @@ class BadInputTest {
         assertError(Http.publish(port, "t", "{} {}"), 400, "bad_json");
         assertError(Http.publish(port, "t", ""), 400, "bad_json");
         assertError(Http.publish(port, "t", "   "), 400, "bad_json");
+        // well-formed, but an exponent past 32 bits: a 400, not a 500 with a stack trace logged
+        assertError(Http.publish(port, "json-refused", "{\"price\":1e9999999999}"), 400, "bad_json");
+        assertError(Http.publish(port, "json-refused", "{\"a\":1,\"a\":2}"), 400, "bad_json");
+        assertThat(server.store().range("json-refused").head()).isZero();
     }
 
     @Test

@@ -54,6 +54,8 @@ public final class LocalSequencer implements Sequencer, Sequencer.Numbers {
 
     @Override
     public void release(String topic, long seq) {
-        heads.computeIfPresent(topic, (t, head) -> head == seq ? seq - 1 : head);
+        // a new topic whose first number comes back holds nothing: it gives its limits.maxTopics
+        // slot back too (a refused publish, 507 storage_full, stored nothing and uses nothing)
+        heads.computeIfPresent(topic, (t, head) -> head != seq ? head : seq == 1 ? null : seq - 1);
     }
 }

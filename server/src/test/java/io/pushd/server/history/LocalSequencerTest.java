@@ -1,6 +1,7 @@
 package io.pushd.server.history;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -33,6 +34,18 @@ class LocalSequencerTest {
         assertThat(s.next("a")).isEqualTo(42);
         s.release("a", 7); // not the last number handed out: nothing changes
         assertThat(s.next("a")).isEqualTo(43);
+    }
+
+    @Test
+    void aNewTopicWhoseFirstNumberIsReleasedGivesItsTopicSlotBack() {
+        LocalSequencer s = new LocalSequencer(Map.of("a", 41L), 2);
+
+        s.release("f1", s.next("f1")); // refused, say 507 storage_full: nothing was stored
+        s.release("f2", s.next("f2"));
+        assertThat(s.next("g1")).as("a slot is free again").isEqualTo(1);
+        assertThatThrownBy(() -> s.next("g2")).isInstanceOf(TopicLimitException.class);
+        s.release("a", s.next("a"));
+        assertThat(s.next("a")).as("a kept topic keeps its slot and its head").isEqualTo(42);
     }
 
     @Test
