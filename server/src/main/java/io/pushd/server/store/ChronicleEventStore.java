@@ -252,6 +252,9 @@ public final class ChronicleEventStore implements EventHistory {
         idempotency.expire(now);
         retention.enforce(now, topics.values(), () -> {
             dir.writeHeads(heads());
+            // the keys of the events about to go: a retry within the dedupe window still gets its
+            // original ID after a restart, though the log no longer holds the event
+            dir.writeKeys(idempotency.snapshot(now));
             // Deleting every file moves the log's end back: until it is marked again below, no
             // end is known (a crash in between must not pass for a damaged log).
             dir.writeLogEnd(-1, false);
@@ -329,6 +332,15 @@ public final class ChronicleEventStore implements EventHistory {
     private LogReader.Scan recover(LogReader reader) {
         long[] count = {0};
         long now = clock.currentTimeMillis();
+        byte[] saved = dir.readKeys(); // first: older than the log's keys
+        if (saved != null) {
+            try {
+                idempotency.load(saved, now);
+            } catch (IOException e) {
+                log.warn("the saved idempotency keys are unreadable ({}); keys of deleted log files are forgotten",
+                        e.toString());
+            }
+        }
         LogReader.Scan scan = reader.scan((position, r) -> {
             String topic = r.topic.toString();
             TopicIndex index = index(topic);

@@ -1,6 +1,8 @@
 package io.pushd.server.store;
 
 import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -39,6 +41,8 @@ final class DataDirectory {
     private static final String HEADS = "heads.properties";
     static final String LOCK = "lock";
     static final String LOG_END = "log-end";
+    /** The idempotency keys in the dedupe window, saved before retention deletes log files. */
+    static final String KEYS = "idempotency-keys";
     static final String DAMAGED_PREFIX = "log.damaged-";
     private static final Path BOOT_ID = Path.of("/proc/sys/kernel/random/boot_id");
 
@@ -318,6 +322,40 @@ final class DataDirectory {
             writeAtomically(dir.resolve(LOG_END), content, durable);
         } catch (IOException e) {
             log.warn("could not write {}", dir.resolve(LOG_END), e);
+        }
+    }
+
+    /**
+     * Saves {@code keys} (an {@link IdempotencyIndex#snapshot}) for this history's epoch, before
+     * retention deletes the log files that hold some of them.
+     */
+    void writeKeys(byte[] keys) {
+        try {
+            var out = new ByteArrayOutputStream(keys.length + 32);
+            var data = new DataOutputStream(out);
+            data.writeUTF(epoch());
+            data.write(keys);
+            data.flush();
+            writeAtomically(dir.resolve(KEYS), out.toByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot save the idempotency keys", e);
+        }
+    }
+
+    /** The keys saved by {@link #writeKeys} for this history's epoch; null when there are none. */
+    byte[] readKeys() {
+        Path file = dir.resolve(KEYS);
+        if (!Files.exists(file)) {
+            return null;
+        }
+        try (var in = new DataInputStream(Files.newInputStream(file))) {
+            if (!epoch().equals(in.readUTF())) {
+                return null; // another history's keys: its events are not this one's
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            log.warn("cannot read {} ({}); keys of events retention deleted are forgotten", file, e.toString());
+            return null;
         }
     }
 

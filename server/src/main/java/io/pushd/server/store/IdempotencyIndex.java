@@ -1,12 +1,20 @@
 package io.pushd.server.store;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * Idempotency keys seen within the dedupe window, so a retried publish gets its original ID. Rebuilt
- * from the log at start-up, so it survives restarts. Guarded by its own monitor.
+ * at start-up from the log and from the keys saved before retention last deleted log files
+ * ({@link #snapshot}), so it survives restarts even for events retention no longer keeps. Guarded
+ * by its own monitor.
  */
 final class IdempotencyIndex {
 
@@ -33,7 +41,10 @@ final class IdempotencyIndex {
             return;
         }
         String mapKey = topic + '\u0000' + key;
-        seqByKey.put(mapKey, seq);
+        Long before = seqByKey.put(mapKey, seq);
+        if (before != null && before == seq) {
+            return; // the same event again (saved and still in the log): already in byAge
+        }
         byAge.addLast(new Entry(mapKey, timestampMillis));
         while (byAge.size() > MAX_KEYS) {
             seqByKey.remove(byAge.removeFirst().mapKey());
@@ -44,6 +55,44 @@ final class IdempotencyIndex {
         expire(nowMillis);
         Long seq = seqByKey.get(topic + '\u0000' + key);
         return seq == null ? -1 : seq;
+    }
+
+    /** Every key in the window, oldest first: {@code count, then (timestamp, seq, topic, key)...}. */
+    synchronized byte[] snapshot(long nowMillis) {
+        expire(nowMillis);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + byAge.size() * 48);
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeInt(byAge.size());
+            for (Entry e : byAge) {
+                int nul = e.mapKey().indexOf('\u0000');
+                out.writeLong(e.timestampMillis());
+                out.writeLong(seqByKey.getOrDefault(e.mapKey(), -1L));
+                out.writeUTF(e.mapKey().substring(0, nul));
+                out.writeUTF(e.mapKey().substring(nul + 1));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a byte array does not fail
+        }
+        return bytes.toByteArray();
+    }
+
+    /** Adds the keys of a {@link #snapshot} that are still in the window; returns how many. */
+    synchronized int load(byte[] snapshot, long nowMillis) throws IOException {
+        int added = 0;
+        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(snapshot))) {
+            int n = in.readInt();
+            for (int i = 0; i < n; i++) {
+                long ts = in.readLong();
+                long seq = in.readLong();
+                String topic = in.readUTF();
+                String key = in.readUTF();
+                if (seq > 0 && ts >= nowMillis - windowMillis) {
+                    put(topic, key, seq, ts, nowMillis);
+                    added++;
+                }
+            }
+        }
+        return added;
     }
 
     /** Forgets every key (a new history: the old one's keys name events it no longer has). */

@@ -475,6 +475,48 @@ class ChronicleEventStoreTest {
     }
 
     @Test
+    void aKeyInsideTheDedupeWindowSurvivesARestartAfterRetentionDeletedItsEventsFile() {
+        // count retention (1 per topic) lets the hour-0 file go long before the 24 h window ends
+        ChronicleEventStore first = open(Duration.ofHours(24), 1, Duration.ofHours(24));
+        first.append("t", 1, now(), "k1", json("1"));
+        clock.advanceMillis(2 * HOUR);
+        first.append("t", 2, now(), "k2", json("2"));
+        first.enforceRetention(); // deletes hour 0: the only file holding k1's event
+        assertThat(first.range("t").oldest()).isEqualTo(2);
+        assertThat(first.findByIdempotencyKey("t", "k1")).isEqualTo(1);
+        first.close();
+
+        ChronicleEventStore second = open(Duration.ofHours(24), 1, Duration.ofHours(24));
+        assertThat(second.findByIdempotencyKey("t", "k1")).as("the retry gets its original ID").isEqualTo(1);
+        assertThat(second.findByIdempotencyKey("t", "k2")).isEqualTo(2);
+        second.close();
+
+        clock.advanceMillis(23 * HOUR); // k1's window is over, k2's is not
+        ChronicleEventStore third = open(Duration.ofHours(24), 1, Duration.ofHours(24));
+        assertThat(third.findByIdempotencyKey("t", "k1")).isEqualTo(-1);
+        assertThat(third.findByIdempotencyKey("t", "k2")).isEqualTo(2);
+    }
+
+    @Test
+    void savedKeysOfAnotherHistoryAreNotTaken() throws IOException {
+        ChronicleEventStore first = open(Duration.ofHours(24), 1, Duration.ofHours(24));
+        first.append("t", 1, now(), "k1", json("1"));
+        clock.advanceMillis(2 * HOUR);
+        first.append("t", 2, now(), null, json("2"));
+        first.enforceRetention();
+        first.close();
+        assertThat(dataDir.resolve(DataDirectory.KEYS)).exists();
+        byte[] saved = Files.readAllBytes(dataDir.resolve(DataDirectory.KEYS));
+        wipe(dataDir);
+        ChronicleEventStore fresh = open(Duration.ofHours(24), 1, Duration.ofHours(24)); // a new epoch
+        fresh.close();
+        Files.write(dataDir.resolve(DataDirectory.KEYS), saved);
+
+        ChronicleEventStore second = open(Duration.ofHours(24), 1, Duration.ofHours(24));
+        assertThat(second.findByIdempotencyKey("t", "k1")).as("k1 names an event of the old history").isEqualTo(-1);
+    }
+
+    @Test
     void readsAfterCloseReturnNothing() {
         ChronicleEventStore store = open();
         store.append("t", 1, now(), null, json("1"));
