@@ -13,7 +13,7 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 rates=${1:-"50 100 200"}; subs=${2:-1000}; secs=${3:-10}; targets=${4:-"push nchan"}
 peers=${PEERS:-}; for p in "$root/../shared/peers" "$root/../../shared/peers"; do [ -z "$peers" ] && [ -x "$p/bench.sh" ] && peers=$p; done
-[ -x "$peers/bench.sh" ] || { echo "no peers driver at $peers (set PEERS to the peers folder)" >&2; exit 1; }
+[ -x "$peers/bench.sh" ] || { echo "no peers driver (looked in ${PEERS:-$root/../shared/peers and $root/../../shared/peers}; set PEERS to the peers folder)" >&2; exit 1; }
 export PIN_SERVER=${PIN_SERVER:-0} PIN_DRIVER=${PIN_DRIVER:-1}
 out=$(mktemp)
 pattern() { case $1 in push|ours) echo '^java .*push-server[.]jar --port' ;; nchan) echo '^nginx: worker' ;;

@@ -8,7 +8,7 @@ n=${1:-160}; jar=${2:-push-server.jar}
 for i in $(seq 1 240); do
   pid=$(pgrep -f "$jar --port" | head -1); [ -n "$pid" ] && break; sleep 0.25
 done
-[ -n "$pid" ] || exit 0
+[ -n "$pid" ] || { echo "publish-probe: no '$jar --port' process appeared within 60 s" >&2; exit 1; }
 port=$(tr '\0' ' ' < /proc/$pid/cmdline | sed -E 's/.*--port ([0-9]+).*/\1/')
 for i in $(seq 1 60); do curl -fs http://127.0.0.1:$port/readyz >/dev/null && break; sleep 0.5; done
 sleep 6 # subscribers connect, then the driver's 2 s warm-up

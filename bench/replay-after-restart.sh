@@ -10,17 +10,27 @@ set -u
 root=$(cd "$(dirname "$0")/.." && pwd); peers=${PEERS:-$root/../shared/peers}
 n=${1:-100000}; port=${PORT:-18190}; dir=$(mktemp -d); topic=replay$$
 jar=$root/server/target/push-server.jar
-trap 'rm -rf $dir' EXIT
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf $dir' EXIT
+[ -f "$peers/replay.mjs" ] || { echo "no peers driver at $peers (set PEERS to the peers folder)" >&2; exit 1; }
+if curl -s -o /dev/null http://127.0.0.1:$port/; then
+  echo "port $port is taken by another server (set PORT)" >&2; exit 1
+fi
 start() {
   taskset -c ${PIN_SERVER:-0} java ${PUSH_JVM_OPTS:-} -jar $jar --port $port --data-dir $dir/data >> $dir/log 2>&1 &
   pid=$!
-  for i in $(seq 1 120); do curl -fs http://127.0.0.1:$port/readyz > /dev/null && return; sleep 0.1; done
-  echo "server did not become ready: $(tail -5 $dir/log)" >&2; kill $pid; exit 1
+  for i in $(seq 1 120); do
+    kill -0 $pid 2>/dev/null || { echo "server exited: $(tail -5 $dir/log)" >&2; pid=; exit 1; }
+    curl -fs http://127.0.0.1:$port/readyz > /dev/null && return; sleep 0.1
+  done
+  echo "server did not become ready: $(tail -5 $dir/log)" >&2; exit 1
 }
+stop() { kill -TERM $pid; wait $pid 2>/dev/null; pid=; }
 start
-taskset -c ${PIN_DRIVER:-1} node $peers/replay.mjs --port $port --events $n --topic $topic > /dev/null
-kill -TERM $pid; wait $pid 2>/dev/null
+taskset -c ${PIN_DRIVER:-1} node $peers/replay.mjs --port $port --events $n --topic $topic > /dev/null \
+  || { echo "filling the topic failed" >&2; exit 1; }
+stop
 start
 taskset -c ${PIN_DRIVER:-1} node $root/bench/replay-after-restart.mjs \
-    --port $port --pid $pid --topic $topic --events $n
-kill -TERM $pid; wait $pid 2>/dev/null
+    --port $port --pid $pid --topic $topic --events $n || { echo "the replay probe failed" >&2; exit 1; }
+stop
