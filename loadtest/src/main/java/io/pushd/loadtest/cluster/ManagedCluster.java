@@ -8,9 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * A whole cluster on loopback for one run: a standalone {@code redis-server} (AOF on), N server
@@ -147,11 +145,7 @@ public final class ManagedCluster implements AutoCloseable {
             redis.close();
         }
         if (redisData != null) {
-            try (Stream<Path> s = Files.walk(redisData)) {
-                s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            } catch (IOException e) {
-                // a temp directory left behind is no failure of the run
-            }
+            ManagedServer.deleteRecursively(redisData);
         }
     }
 }

@@ -40,7 +40,11 @@ final class NginxFront implements AutoCloseable {
         this.process = process;
         this.dir = dir;
         this.port = port;
-        this.killOnExit = new Thread(process::destroyForcibly, "push-loadtest-kill-nginx");
+        // the workers first: once the master is gone they are no longer its descendants
+        this.killOnExit = new Thread(() -> {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }, "push-loadtest-kill-nginx");
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
 

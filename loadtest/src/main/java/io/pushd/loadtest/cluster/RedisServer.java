@@ -1,6 +1,7 @@
 package io.pushd.loadtest.cluster;
 
 import io.pushd.loadtest.Deadline;
+import io.pushd.loadtest.server.ManagedServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -30,7 +31,16 @@ final class RedisServer implements AutoCloseable {
         this.process = process;
         this.port = port;
         this.dir = dir;
-        this.killOnExit = new Thread(process::destroyForcibly, "push-loadtest-kill-redis");
+        // Ctrl-C or SIGTERM of the load test: Redis goes, and its data directory with it
+        this.killOnExit = new Thread(() -> {
+            process.destroyForcibly();
+            try {
+                process.waitFor(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            ManagedServer.deleteRecursively(dir);
+        }, "push-loadtest-kill-redis");
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
 

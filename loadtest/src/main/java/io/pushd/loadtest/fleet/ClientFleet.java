@@ -143,12 +143,13 @@ public final class ClientFleet implements AutoCloseable {
         // A client the server refused (401/403) will not get in with the same token: no point waiting for it.
         await(c -> c.subscribed() || c.refusedSince(startNanos), timeout, deadline);
         List<ClientRecord> notConnected = new ArrayList<>(records.stream().filter(c -> !c.subscribed()).toList());
-        deadline.check("connecting the " + noun);
         double seconds = (System.nanoTime() - startNanos) / 1e9;
         int connected = size() - notConnected.size();
+        // the count and the refusals first: they say why, when the overall timeout ends the run here
         report.check(checkName, notConnected.isEmpty(),
                 String.format(Locale.ROOT, "%d/%d within %.1f s", connected, size(), seconds)
                         + ClientRecord.refusals(notConnected, startNanos));
+        deadline.check("connecting the " + noun);
         out.printf(Locale.ROOT, "connected %d/%d %s on %d %s in %.1f s%n", connected, size(), noun, topics,
                 topicsWord, seconds);
         return new Connected(notConnected, seconds);

@@ -3,6 +3,8 @@ package io.pushd.loadtest.publish;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -16,6 +18,11 @@ import org.HdrHistogram.Recorder;
  * 201 counts as acknowledged; no Idempotency-Key (the bench counts at least, not exactly once).
  */
 public final class ClosedLoop {
+
+    /** How long a publisher waits after a failed publish. */
+    static final Duration PAUSE_AFTER_FAILURE = Duration.ofMillis(100);
+    private static final java.util.concurrent.Executor FAILURE_PAUSE =
+            CompletableFuture.delayedExecutor(PAUSE_AFTER_FAILURE.toMillis(), TimeUnit.MILLISECONDS);
 
     private final TopicsApi api;
     private final List<String> topics;
@@ -71,6 +78,9 @@ public final class ClosedLoop {
                 if (firstFailure == null) {
                     firstFailure = err != null ? err.toString() : r.status() + " " + r.body();
                 }
+                // a refusing or absent server is not hammered: this publisher pauses before its next
+                FAILURE_PAUSE.execute(this::next);
+                return;
             }
             next();
         });
@@ -95,6 +105,7 @@ public final class ClosedLoop {
         return perTopic.get(i);
     }
 
+    /** Failed publishes since the start, the warm-up's too. */
     public long failures() {
         return failures.get();
     }

@@ -209,7 +209,7 @@ public final class PublishCommand implements Callable<Integer> {
                 String first = loops.stream().map(ClosedLoop::firstFailure).filter(f -> f != null).findFirst()
                         .orElse(null);
                 report.check("every publish acknowledged with 201", failures == 0 && total > 0,
-                        String.format(Locale.ROOT, "%,d acknowledged in the window, %,d failed%s", total, failures,
+                        String.format(Locale.ROOT, "%,d acknowledged in the window, %,d failed (warm-up included)%s", total, failures,
                                 first == null ? "" : "; first: " + first));
             } finally {
                 apis.forEach(TopicsApi::close);

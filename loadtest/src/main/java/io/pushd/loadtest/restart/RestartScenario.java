@@ -183,7 +183,9 @@ final class RestartScenario {
             hints(i, name, HintSpread.of(hints));
         }
         table.row(json, Figure.label(i + 1), Figure.of("mode", mode.label()), Figure.of("exitCode", t.exitCode()),
-                Figure.shown("stoppedAfterMs", t.stoppedAfterMs(), Figure.round1(t.stoppedAfterMs() / 1000)),
+                // an external server (--restart-command): its exit is not seen, so not shown as 0.0
+                Figure.shown("stoppedAfterMs", t.stoppedAfterMs() < 0 ? null : t.stoppedAfterMs(),
+                        t.stoppedAfterMs() < 0 ? "n/a" : Figure.round1(t.stoppedAfterMs() / 1000)),
                 Figure.shown("readyAfterMs", t.readyAfterMs(), Figure.round1(t.readyAfterMs() / 1000)),
                 Figure.json("clients", s.clients()), Figure.of("reconnected", s.reconnected()),
                 Figure.seconds("firstReconnectMs", s.firstMs()), Figure.seconds("lastReconnectMs", s.lastMs()),

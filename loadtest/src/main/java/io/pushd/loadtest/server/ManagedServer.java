@@ -49,10 +49,19 @@ public final class ManagedServer implements ServerControl {
         this.logDir = logDir;
         this.sets = List.copyOf(sets);
         this.port = port;
+        // Ctrl-C or SIGTERM of the load test: the server goes, and its temp data directory with it
         this.killOnExit = new Thread(() -> {
             Process p = process;
             if (p != null) {
                 p.destroyForcibly();
+                try {
+                    p.waitFor(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (deleteDataDir) {
+                deleteRecursively(dataDir);
             }
         }, "push-loadtest-kill-server");
     }
@@ -66,8 +75,8 @@ public final class ManagedServer implements ServerControl {
     public static ManagedServer start(Path jar, Path dataDir, Path logDir, List<String> sets, Deadline deadline)
             throws IOException, InterruptedException {
         boolean temp = dataDir == null;
+        Files.createDirectories(logDir); // first: a log directory that cannot be made leaves no temp directory
         Path dir = temp ? Files.createTempDirectory("push-loadtest-data-") : dataDir;
-        Files.createDirectories(logDir);
         ManagedServer server = new ManagedServer(jar.toAbsolutePath(), dir.toAbsolutePath(), temp,
                 logDir.toAbsolutePath(), sets, freeLoopbackPort());
         Runtime.getRuntime().addShutdownHook(server.killOnExit);
@@ -203,7 +212,8 @@ public final class ManagedServer implements ServerControl {
         }
     }
 
-    private static void deleteRecursively(Path dir) {
+    /** Deletes {@code dir} and what it holds; logs what it cannot. */
+    public static void deleteRecursively(Path dir) {
         try (Stream<Path> s = Files.walk(dir)) {
             s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         } catch (IOException e) {

@@ -45,8 +45,18 @@ final class HandshakeSampler {
         }
     }
 
+    /**
+     * Stops sampling after a last sample, counted in the bin after the last full one: the
+     * handshakes since the last tick (as many as a bin's worth) would otherwise be lost.
+     */
     void stop() {
         timer.shutdownNow();
+        try {
+            timer.awaitTermination(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        sample();
     }
 
     /** Handshakes per bin since {@code triggerNanos}; see {@link #bin}. */

@@ -24,6 +24,16 @@ class HandshakeSamplerTest {
     }
 
     @Test
+    void theHandshakesSinceTheLastTickAreCountedAtTheStop() {
+        java.util.concurrent.atomic.AtomicLong count = new java.util.concurrent.atomic.AtomicLong(5);
+        HandshakeSampler s = HandshakeSampler.start(count::get, 60_000); // no tick within this test
+        long trigger = System.nanoTime();
+        count.addAndGet(300);
+        s.stop();
+        assertThat(java.util.Arrays.stream(s.bins(trigger, 3)).sum()).isEqualTo(300);
+    }
+
+    @Test
     void thePeakIsTheFirstFullestBin() {
         assertThat(StormCommand.peakBin(new int[] {0, 3, 5, 5})).isEqualTo(2);
         assertThat(StormCommand.peakBin(new int[] {0, 0})).isZero();
