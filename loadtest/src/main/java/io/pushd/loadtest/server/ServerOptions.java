@@ -60,6 +60,12 @@ public final class ServerOptions {
             if (restartCommand != null) {
                 throw usage("--restart-command needs --url (a started server is restarted with signals)");
             }
+            for (String set : serverSets) {
+                int eq = set.indexOf('=');
+                if (eq <= 0) {
+                    throw usage("--server-set " + set + ": expected KEY=VALUE, e.g. drain.minWindow=5s");
+                }
+            }
             resolveJar();
         }
     }

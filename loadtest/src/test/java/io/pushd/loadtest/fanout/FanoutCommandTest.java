@@ -47,6 +47,11 @@ class FanoutCommandTest {
     }
 
     @Test
+    void aServerSettingWithoutKeyEqualsValueIsAUsageError() {
+        assertThat(LoadTestMain.execute("fanout", "--subscribers", "5", "--server-set", "noequals")).isEqualTo(2);
+    }
+
+    @Test
     void subscribersAndClientsAreOneSetting() {
         assertThat(LoadTestMain.execute("fanout", "--subscribers", "5", "--clients", "5")).isEqualTo(2);
     }
