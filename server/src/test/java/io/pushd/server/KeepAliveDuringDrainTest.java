@@ -41,7 +41,7 @@ class KeepAliveDuringDrainTest {
         ServerConfig c = TestServers.config(dir.resolve("data"));
         c = c.withDrain(new ServerConfig.Drain(Duration.ofSeconds(3), c.drain().minWindow(), c.drain().deadline()));
         server = TestServers.start(c);
-        try (Socket before = connect(); Socket during = connect()) {
+        try (Socket before = connect(); Socket during = connect(); Socket pipelined = connect()) {
             String first = RawHttp.exchangeOn(before, publish("{\"n\":1}"));
             assertThat(first).startsWith("HTTP/1.1 201");
             assertThat(first.toLowerCase(Locale.ROOT)).doesNotContain("connection: close");
@@ -60,6 +60,13 @@ class KeepAliveDuringDrainTest {
             assertThat(second.toLowerCase(Locale.ROOT)).contains("connection: close");
             assertThat(before.getInputStream().read()).as("then a FIN").isEqualTo(-1);
 
+            // two publishes in one write: the first is answered with its close, the second never runs
+            String both = publishTo("p", "{\"n\":1}") + publishTo("p", "{\"n\":2}");
+            String first2 = RawHttp.exchangeOn(pipelined, both);
+            assertThat(first2).startsWith("HTTP/1.1 201").endsWith("-1\"}");
+            assertThat(pipelined.getInputStream().read()).isEqualTo(-1);
+            assertThat(server.store().range("p").head()).as("the one behind the close was not stored").isEqualTo(1);
+
             String status = RawHttp.exchangeOn(during, get("/v1/topics/t"));
             assertThat(status).startsWith("HTTP/1.1 200");
             assertThat(status.toLowerCase(Locale.ROOT)).contains("connection: close");
@@ -75,8 +82,12 @@ class KeepAliveDuringDrainTest {
     }
 
     private static String publish(String json) {
-        return "POST /v1/topics/t/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
-                + json.length() + "\r\n\r\n" + json;
+        return publishTo("t", json);
+    }
+
+    private static String publishTo(String topic, String json) {
+        return "POST /v1/topics/" + topic + "/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + json.length() + "\r\n\r\n" + json;
     }
 
     private static String get(String path) {

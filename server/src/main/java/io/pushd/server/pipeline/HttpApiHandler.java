@@ -70,6 +70,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private boolean draining;
     private boolean overflowed; // the last queued request answers with Connection: close
     private boolean refused; // a refusal is queued or sent: nothing after it is read
+    /** A request not kept alive was taken: its answer closes the connection, nothing after it is run. */
+    private boolean lastRequestTaken;
     private boolean inputShut; // the peer ended its side: close once every answer is out
     private BackpressureHandler backpressure;
 
@@ -160,6 +162,11 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
         boolean passedOn = false;
         try {
+            if (lastRequestTaken) {
+                // pipelined behind a "Connection: close" answer: never run (a publish would be
+                // stored with no way left to answer it); a client resends what was not answered
+                return;
+            }
             if (req.decoderResult().isFailure()) {
                 refused = true; // what follows on the wire cannot be trusted: nothing after this is answered
                 Throwable why = req.decoderResult().cause();
@@ -198,6 +205,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 // by the stop. Upgrades and streams end with their own close (1012, event: close).
                 HttpUtil.setKeepAlive(req, false);
             }
+            lastRequestTaken = !HttpUtil.isKeepAlive(req);
             passedOn = route(ctx, req, uri);
         } finally {
             if (!passedOn) {
