@@ -65,8 +65,7 @@ abstract class ClientConnection<I> extends SimpleChannelInboundHandler<I> {
      * of a 1012/1013 close.
      */
     OptionalLong retryHint() {
-        return opened && (closeCode == CloseCode.SERVICE_RESTART.code() || closeCode == CloseCode.TRY_AGAIN_LATER.code())
-                ? CloseCode.parseRetryMs(closeReason) : OptionalLong.empty();
+        return opened && CloseCode.carriesRetryHint(closeCode) ? CloseCode.parseRetryMs(closeReason) : OptionalLong.empty();
     }
 
     String id() {

@@ -189,8 +189,7 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
                 closeCode = code;
                 JsonNode retry = close.get("retryMs");
                 // a hint is 1012's and 1013's (4001's retryMs of 0 is for a plain EventSource)
-                boolean hinted = code == CloseCode.SERVICE_RESTART.code() || code == CloseCode.TRY_AGAIN_LATER.code();
-                closeReason = hinted && retry != null && retry.canConvertToLong() && retry.asLong() >= 0
+                closeReason = CloseCode.carriesRetryHint(code) && retry != null && retry.canConvertToLong() && retry.asLong() >= 0
                         ? CloseCode.retryReason(retry.asLong()) : "";
             }
             log.debug("[{}] server closed the stream with {} {}", id(), closeCode, closeReason);

@@ -68,6 +68,16 @@ public enum CloseCode {
         throw new IllegalArgumentException("close code not used by this server: " + code);
     }
 
+    /** Whether this code's close carries the server's {@code retryMs} hint: 1012 and 1013 only. */
+    public boolean carriesRetryHint() {
+        return this == SERVICE_RESTART || this == TRY_AGAIN_LATER;
+    }
+
+    /** As {@link #carriesRetryHint()}, for a code as received. */
+    public static boolean carriesRetryHint(int code) {
+        return code == SERVICE_RESTART.code || code == TRY_AGAIN_LATER.code;
+    }
+
     /** The reason text for 1012/1013: {@code {"retryMs":N}}. */
     public static String retryReason(long retryMs) {
         if (retryMs < 0) {

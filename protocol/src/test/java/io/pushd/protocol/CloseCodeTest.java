@@ -127,4 +127,14 @@ class CloseCodeTest {
     void describeShowsCodeAndLabel() {
         assertThat(CloseCode.SERVICE_RESTART.describe()).isEqualTo("1012 service restart");
     }
+
+    @Test
+    void onlyRestartAndTryAgainLaterCarryARetryHint() {
+        for (CloseCode c : CloseCode.values()) {
+            boolean expected = c.code() == 1012 || c.code() == 1013;
+            assertThat(c.carriesRetryHint()).as(c.describe()).isEqualTo(expected);
+            assertThat(CloseCode.carriesRetryHint(c.code())).isEqualTo(expected);
+        }
+        assertThat(CloseCode.carriesRetryHint(4999)).isFalse();
+    }
 }

@@ -201,8 +201,7 @@ public final class SseSink implements SessionSink {
         // 4001: a new token and back at once (the client library's rule, which a plain
         // EventSource, whose URL holds the expired token, cannot follow anyway)
         long retryMs = hint.isPresent() ? hint.getAsLong() : code == CloseCode.TOKEN_EXPIRED ? 0 : hints.single();
-        boolean restartOrLater = code == CloseCode.SERVICE_RESTART || code == CloseCode.TRY_AGAIN_LATER;
-        metrics.closeSent(code, restartOrLater ? retryMs : -1); // the hint histogram is of 1012 and 1013 hints
+        metrics.closeSent(code, code.carriesRetryHint() ? retryMs : -1); // the histogram is of 1012/1013 hints
         log.debug("[{}] ending the stream with {} retry {} ms", id(), code.describe(), retryMs);
         writeText("retry: " + retryMs + "\nevent: close\ndata: {\"code\":" + code.code() + ",\"retryMs\":" + retryMs
                 + "}\n\n");

@@ -498,6 +498,23 @@ class ChronicleEventStoreTest {
     }
 
     @Test
+    void aSavedKeysFileCutShortStillOpensAndKeepsTheLogsOwnKeys() throws IOException {
+        ChronicleEventStore first = open(Duration.ofHours(24), 1, Duration.ofHours(24));
+        first.append("t", 1, now(), "k1", json("1"));
+        clock.advanceMillis(2 * HOUR);
+        first.append("t", 2, now(), "k2", json("2"));
+        first.enforceRetention();
+        first.close();
+        Path keys = dataDir.resolve(DataDirectory.KEYS);
+        byte[] whole = Files.readAllBytes(keys);
+        Files.write(keys, java.util.Arrays.copyOf(whole, whole.length - 3)); // inside the last key
+
+        ChronicleEventStore second = open(Duration.ofHours(24), 1, Duration.ofHours(24));
+        assertThat(second.findByIdempotencyKey("t", "k2")).as("from the log").isEqualTo(2);
+        assertThat(second.range("t").head()).isEqualTo(2);
+    }
+
+    @Test
     void savedKeysOfAnotherHistoryAreNotTaken() throws IOException {
         ChronicleEventStore first = open(Duration.ofHours(24), 1, Duration.ofHours(24));
         first.append("t", 1, now(), "k1", json("1"));
