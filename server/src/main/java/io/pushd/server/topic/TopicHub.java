@@ -270,10 +270,11 @@ public final class TopicHub {
         /** 1 while a drain is scheduled or running. */
         private volatile int scheduled;
         /**
-         * When the previous event was offered (System.nanoTime). Written by the fan-out thread
-         * only; a stale read merely drains one event at once or late, never loses it.
+         * When the previous drain started (System.nanoTime), with a coalescing window. Written on
+         * {@link #loop} only; a stale read by the fan-out thread merely drains one event at once
+         * or a little late, never loses it.
          */
-        private volatile long lastOfferNanos = nanoClock.getAsLong() - (1L << 50);
+        private volatile long lastDrainNanos = nanoClock.getAsLong() - (1L << 50);
         /**
          * A loop that shuts down cancels its scheduled tasks instead of running them: the events
          * a delayed drain was holding are released here then, not leaked.
@@ -340,26 +341,36 @@ public final class TopicHub {
 
         void offer(Pending p) {
             queue().add(p);
-            long now = coalesceNanos > 0 ? nanoClock.getAsLong() : 0;
-            // A small group's write is cheap: holding its events would only add latency.
-            boolean close = coalesceNanos > 0 && members.length >= coalesceMinMembers
-                    && now - lastOfferNanos < coalesceNanos;
-            if (coalesceNanos > 0) {
-                lastOfferNanos = now;
-            }
             if (schedule()) {
-                try {
-                    if (close) {
-                        // Events come closer than the window: wait for the ones that follow, so
-                        // each subscriber gets them in one write. A drain already scheduled (or
-                        // running, which reschedules at once) takes this event with it.
-                        loop.schedule(this, coalesceNanos, TimeUnit.NANOSECONDS).addListener(this);
-                    } else {
-                        loop.execute(this);
-                    }
-                } catch (RejectedExecutionException shuttingDown) {
-                    releaseQueued();
+                drainWithin(holdNanos());
+            }
+        }
+
+        /**
+         * How long the next drain waits: with a window, a group of at least the minimum size is
+         * written at most once per window, so an event that comes less than the window after the
+         * group's previous drain started waits for the rest of it, and the ones that follow
+         * within it share its write; an event after a quiet spell, or one that a drain longer than
+         * the window left queued, goes at once. A small group's write is cheap: holding its events
+         * would only add latency.
+         */
+        private long holdNanos() {
+            if (coalesceNanos == 0 || members.length < coalesceMinMembers) {
+                return 0;
+            }
+            return lastDrainNanos + coalesceNanos - nanoClock.getAsLong();
+        }
+
+        /** After {@link #schedule()} succeeded. */
+        private void drainWithin(long nanos) {
+            try {
+                if (nanos > 0) {
+                    loop.schedule(this, nanos, TimeUnit.NANOSECONDS).addListener(this);
+                } else {
+                    loop.execute(this); // behind whatever else the loop has to do
                 }
+            } catch (RejectedExecutionException shuttingDown) {
+                releaseQueued();
             }
         }
 
@@ -380,6 +391,9 @@ public final class TopicHub {
         /** On {@link #loop}. */
         private void drain() {
             Queue<Pending> queue = queue(); // an offer scheduled this drain: the queue is there
+            if (coalesceNanos > 0) {
+                lastDrainNanos = nanoClock.getAsLong();
+            }
             Drain drain = DRAIN.get();
             LiveBatch batch = drain.batch;
             Pending[] pendings = drain.pendings;
@@ -405,14 +419,9 @@ public final class TopicHub {
                 }
                 scheduled = 0;
                 if (!queue.isEmpty() && schedule()) {
-                    // At once, even with a coalescing window: these events queued while the loop
-                    // was busy, so they are already several per write, and waiting would only add
-                    // latency to a loop that is behind.
-                    try {
-                        loop.execute(this); // behind whatever else the loop has to do
-                    } catch (RejectedExecutionException shuttingDown) {
-                        releaseQueued();
-                    }
+                    // Events that queued while this drain ran (or more than a task takes): at
+                    // once unless a window says this group was written less than it ago.
+                    drainWithin(holdNanos());
                 }
             }
         }

@@ -473,6 +473,33 @@ class TopicHubTest {
     }
 
     @Test
+    void aHeldEventWaitsOnlyForTheRestOfTheWindowSinceTheGroupsPreviousWrite() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            TopicHub h = coalescing(java.time.Duration.ofSeconds(10));
+            Batching b = new Batching(loop);
+            h.subscribe("t", b);
+            fanOut(h, 1); // written at once, at clock time T
+            loop.submit(() -> { }).sync();
+
+            // 9.9 s of the window have passed when event 2 comes: it waits the 0.1 s left, not a
+            // whole window from its own arrival, so a hold never adds more than the window
+            nanos.addAndGet(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(9_900));
+            fanOut(h, 2);
+            loop.submit(() -> { }).sync();
+            assertThat(b.seqs).as("held for the rest of the window").containsExactly(1L);
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(3);
+            while (b.delivered() < 2 && System.nanoTime() < deadline) { // a drain held a whole window comes in 10 s
+                Thread.sleep(5);
+            }
+            assertThat(b.seqs).containsExactly(1L, 2L);
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+        assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+    }
+
+    @Test
     void eventsHeldForTheWindowAreNotOfferedToAConnectionThatClosedMeanwhileAndAreReleased() throws Exception {
         io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
         try {
