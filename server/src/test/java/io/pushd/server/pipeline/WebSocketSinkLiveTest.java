@@ -174,6 +174,20 @@ class WebSocketSinkLiveTest {
     }
 
     @Test
+    void aBatchTooBigToCopyIntoOneSendIsWrittenFromItsOwnBuffersWhole() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch batch = batch(event(40_000, 'x'), event(30_000, 'y'), event(20, 'z')); // over the 64 KiB copied
+
+        onLoop(() -> {
+            sink.sendLive("t", batch, 0, 3);
+            return null;
+        });
+
+        // whatever the socket took at once, the rest through Netty: the bytes in order, none twice
+        assertThat(read(70_020)).isEqualTo("x".repeat(40_000) + "y".repeat(30_000) + "z".repeat(20));
+    }
+
+    @Test
     void aRunInTheMiddleOfABatchWritesOnlyItsEvents() throws Exception {
         WebSocketSink sink = sink();
         LiveBatch batch = batch(event(5, 'a'), event(6, 'b'), event(7, 'c'), event(8, 'd'));
