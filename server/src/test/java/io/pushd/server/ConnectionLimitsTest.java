@@ -73,7 +73,7 @@ class ConnectionLimitsTest {
         assertThat(server.metrics().scrape()).contains("push_connections_refused_total{reason=\"per_address\"} 10.0");
         // a slot frees when a connection goes
         first.get(0).close();
-        awaitTcpConnections(50);
+        awaitTcpConnections(50); // 49 of the first address and the other one
         assertThat(exchange(connect("127.0.0.1"), HEALTHZ)).startsWith("HTTP/1.1 200");
     }
 

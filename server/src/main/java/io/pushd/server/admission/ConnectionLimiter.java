@@ -76,10 +76,12 @@ public final class ConnectionLimiter {
     }
 
     public void release(InetAddress peer) {
-        total.decrementAndGet();
+        // The address's slot first, the total last (the reverse of tryAcquire): once the total
+        // (the push.tcp.connections gauge) counts a connection gone, its address's slot is free too.
         if (!proxies.isTrustedProxy(peer)) {
             perAddress.computeIfPresent(peer, (k, v) -> v.decrementAndGet() <= 0 ? null : v);
         }
+        total.decrementAndGet();
     }
 
     public int connections() {

@@ -311,10 +311,13 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
     }
 
     /**
-     * Live fan-out. {@code coalesceWindow}: when an event of a topic follows the previous one by
-     * less than this, its delivery waits this long so the events that follow within the window
-     * reach each subscriber in one write (fewer syscalls and TCP segments, at up to the window of
-     * added latency); an event after a quiet spell goes at once. 0 = every event at once.
+     * Live fan-out. {@code coalesceWindow}: a topic's subscribers on one event loop (at least
+     * {@code coalesceMinSubscribers} of them) are written at most once per window: an event that
+     * comes less than the window after the group's previous write waits for the rest of it, and
+     * the events that follow within it reach each subscriber in the same write (fewer syscalls
+     * and TCP segments, for at most the window of added latency, only while a topic's events come
+     * faster than one per window); an event after a quiet spell goes at once. 0 = every event at
+     * once.
      * {@code coalesceMinSubscribers}: only a topic's subscribers on one event loop at least this
      * many are held (the saving is a write per subscriber; a handful would only wait).
      * {@code tcpNoDelay} false: live connections (WebSocket, SSE) leave Nagle's algorithm on, so
@@ -324,7 +327,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * history) always sends at once.
      */
     public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers, boolean tcpNoDelay) {
-        public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ZERO;
+        public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ofMillis(20);
         public static final Duration MAX_COALESCE_WINDOW = Duration.ofMillis(50);
         public static final int DEFAULT_COALESCE_MIN_SUBSCRIBERS = 32;
         public static final boolean DEFAULT_TCP_NO_DELAY = true;
