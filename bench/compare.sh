@@ -18,16 +18,32 @@ export PIN_SERVER=${PIN_SERVER:-0} PIN_DRIVER=${PIN_DRIVER:-1}
 out=$(mktemp)
 pattern() { case $1 in push|ours) echo '^java .*push-server[.]jar --port' ;; nchan) echo '^nginx: worker' ;;
   socketio) echo 'socketio-server[.]mjs' ;; netty) echo 'RawNettyBroadcast' ;; esac; }
-for r in $rates; do
+# One run of one target. The shared driver picks its server's port at random in 30000-49999, which
+# overlaps Linux's ephemeral ports (32768-60999): a port that an earlier run's client sockets left
+# in TIME_WAIT cannot be bound by a listener (those sockets had no SO_REUSEADDR), the server exits
+# with "Address already in use" and the driver connects 0. Such a run measured nothing: it is run
+# again, once, and says so.
+attempt() { # target rate: one bench.sh run, with its CPU split when SPLIT=1
   if [ "${SPLIT:-0}" = 1 ]; then
-    for t in $targets; do
-      node "$root/bench/cpu-split.mjs" "$(pattern $t)" "${SPLIT_WINDOW:-$secs}" > "$out.split" 2>&1 & split=$!
-      PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$t" "$subs" "$r" "$secs" | tee -a "$out" >&2
-      wait $split; echo "$t $r/s: $(cat "$out.split")" >&2
-    done
-  else
-    PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$targets" "$subs" "$r" "$secs" | tee -a "$out" >&2
+    node "$root/bench/cpu-split.mjs" "$(pattern $1)" "${SPLIT_WINDOW:-$secs}" > "$out.split" 2>&1 & split=$!
   fi
+  PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$1" "$subs" "$2" "$secs"
+  if [ "${SPLIT:-0}" = 1 ]; then wait $split; fi
+}
+once() {
+  local line
+  line=$(attempt "$1" "$2")
+  if grep -q '"connected":0,' <<< "$line"; then
+    echo "$1 at $2/s: its server did not start (port taken?); running it again" >&2
+    line=$(attempt "$1" "$2")
+  fi
+  echo "$line" | tee -a "$out" >&2
+  if [ "${SPLIT:-0}" = 1 ]; then echo "$1 $2/s: $(cat "$out.split")" >&2; fi
+}
+for r in $rates; do
+  for t in $targets; do
+    once "$t" "$r"
+  done
 done
 echo
 echo "| server | offered | CPU µs/delivery | p99 ms | delivered | published |"
