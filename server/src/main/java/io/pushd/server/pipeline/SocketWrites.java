@@ -29,19 +29,52 @@ import java.io.IOException;
  */
 final class SocketWrites {
 
-    /** The I/O vectors of one batch, entry {@code i} for event {@code i}. */
-    private static final class Vectors {
-        final IovArray iov;
+    /**
+     * What one batch is written from, built on a loop thread once per batch for all the
+     * subscribers of its task: the events copied one after the other, event {@code i} at
+     * {@code offsets[i]}..{@code offsets[i + 1]}; or, for a batch too big to copy, I/O vectors
+     * pointing at the events' own buffers, entry {@code i} for event {@code i}.
+     */
+    private static final class Prepared {
+        static final int NONE = 0;
+        static final int JOINED = 1;
+        static final int VECTORS = 2;
+
+        final ByteBuf joined = Unpooled.directBuffer(JOINED_BYTES, JOINED_BYTES);
+        final int[] offsets = new int[CAPACITY + 1];
+        final IovArray iov = new IovArray(Unpooled.directBuffer(CAPACITY * IovArray.IOV_SIZE));
         LiveBatch batch;
         long generation;
-        /** False when some event of {@link #batch} has no vector of its own. */
-        boolean usable;
+        /** How {@link #batch} is written: {@link #NONE} when some event cannot be written directly. */
+        int how;
 
-        Vectors(int capacity) {
-            iov = new IovArray(Unpooled.directBuffer(capacity * IovArray.IOV_SIZE));
+        void prepare(LiveBatch events) {
+            if (batch == events && generation == events.generation()) {
+                return;
+            }
+            batch = events;
+            generation = events.generation();
+            how = join(events) ? JOINED : vectors(events) ? VECTORS : NONE;
         }
 
-        boolean fill(LiveBatch events) {
+        private boolean join(LiveBatch events) {
+            joined.clear();
+            if (events.size() > CAPACITY) {
+                return false;
+            }
+            for (int i = 0; i < events.size(); i++) {
+                ByteBuf b = events.event(i);
+                int length = b.readableBytes();
+                if (!directlyWritable(b) || length > joined.writableBytes()) {
+                    return false;
+                }
+                joined.writeBytes(b, b.readerIndex(), length); // the lent buffer's indices stay as they are
+                offsets[i + 1] = joined.writerIndex();
+            }
+            return true;
+        }
+
+        private boolean vectors(LiveBatch events) {
             iov.clear();
             iov.maxCount(CAPACITY); // after clear(), which resets it: a longer batch is refused (add returns false)
             for (int i = 0; i < events.size(); i++) {
@@ -54,37 +87,8 @@ final class SocketWrites {
         }
     }
 
-    /** A batch's events one after the other, event {@code i} at {@code offsets[i]}..{@code offsets[i + 1]}. */
-    private static final class Joined {
-        final ByteBuf bytes;
-        final int[] offsets = new int[CAPACITY + 1];
-        LiveBatch batch;
-        long generation;
-        /** False when the batch does not fit, or some event could not be written directly anyway. */
-        boolean usable;
-
-        Joined(int bytes) {
-            this.bytes = Unpooled.directBuffer(bytes, bytes);
-        }
-
-        boolean fill(LiveBatch events) {
-            bytes.clear();
-            if (events.size() > CAPACITY) {
-                return false;
-            }
-            for (int i = 0; i < events.size(); i++) {
-                ByteBuf b = events.event(i);
-                int length = b.readableBytes();
-                if (!directlyWritable(b) || length > bytes.writableBytes()) { // as a vector would need
-                    return false;
-                }
-                bytes.writeBytes(b, b.readerIndex(), length); // the lent buffer's indices stay as they are
-                offsets[i + 1] = bytes.writerIndex();
-            }
-            return true;
-        }
-    }
-
+    /** Events of one batch at most: more than a fan-out task's (16). */
+    private static final int CAPACITY = 64;
     /**
      * Bytes a batch may take to be copied: several 100-byte events take a few hundred, a batch
      * of big ones (a publish may carry up to {@code limits.maxPublishBytes}) is written from their
@@ -92,30 +96,16 @@ final class SocketWrites {
      */
     private static final int JOINED_BYTES = 64 * 1024;
 
-    private static final FastThreadLocal<Joined> JOINED = new FastThreadLocal<>() {
+    private static final FastThreadLocal<Prepared> PREPARED = new FastThreadLocal<>() {
         @Override
-        protected Joined initialValue() {
-            return new Joined(JOINED_BYTES);
+        protected Prepared initialValue() {
+            return new Prepared();
         }
 
         @Override
-        protected void onRemoval(Joined j) {
-            j.bytes.release(); // the loop thread ends: its buffer goes with it
-        }
-    };
-
-    /** I/O vectors per loop thread: more than a fan-out task's events (16). */
-    private static final int CAPACITY = 64;
-
-    private static final FastThreadLocal<Vectors> VECTORS = new FastThreadLocal<>() {
-        @Override
-        protected Vectors initialValue() {
-            return new Vectors(CAPACITY);
-        }
-
-        @Override
-        protected void onRemoval(Vectors v) {
-            v.iov.release(); // the loop thread ends: its native array goes with it
+        protected void onRemoval(Prepared p) {
+            p.joined.release(); // the loop thread ends: its native buffers go with it
+            p.iov.release();
         }
     };
 
@@ -155,22 +145,13 @@ final class SocketWrites {
             // send(2), as Netty's own single-buffer write: write(2) costs the VFS layer on top
             return socket.sendAddress(b.memoryAddress(), b.readerIndex(), b.writerIndex());
         }
-        Joined j = JOINED.get();
-        if (j.batch != events || j.generation != events.generation()) {
-            j.batch = events;
-            j.generation = events.generation();
-            j.usable = j.fill(events);
-        }
-        if (j.usable) {
-            return socket.sendAddress(j.bytes.memoryAddress(), j.offsets[from], j.offsets[to]);
-        }
-        Vectors v = VECTORS.get();
-        if (v.batch != events || v.generation != events.generation()) {
-            v.batch = events;
-            v.generation = events.generation();
-            v.usable = v.fill(events);
-        }
-        return v.usable ? socket.writevAddresses(v.iov.memoryAddress(from), to - from) : -1;
+        Prepared p = PREPARED.get();
+        p.prepare(events);
+        return switch (p.how) {
+            case Prepared.JOINED -> socket.sendAddress(p.joined.memoryAddress(), p.offsets[from], p.offsets[to]);
+            case Prepared.VECTORS -> socket.writevAddresses(p.iov.memoryAddress(from), to - from);
+            default -> -1;
+        };
     }
 
     /** One I/O vector per event, none skipped: a native address and at least a byte. */

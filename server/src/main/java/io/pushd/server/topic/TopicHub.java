@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * {@link LiveBatch}, so a subscriber costs no reference count and no buffer object. Subscribers
  * are grouped by format and event loop, so an event costs one encoding per format and one task per
  * event loop (several events per task when they queue up), not one per subscriber.
- * With a coalescing window ({@code fanout.coalesceWindow}), events that follow each other closely
- * wait up to the window for the next ones, so a subscriber gets several in one write.
+ * With a coalescing window ({@code fanout.coalesceWindow}), a crowded group is written at most
+ * once per window: events that come faster wait up to the window, so a subscriber gets several in
+ * one write.
  */
 public final class TopicHub {
 
@@ -87,10 +88,11 @@ public final class TopicHub {
     }
 
     /**
-     * @param coalesceWindow when an event of a loop group follows the group's previous one by less
-     *                       than this, its drain waits this long, so the events that follow within
-     *                       the window reach each subscriber in the same write (one syscall, fewer
-     *                       TCP segments); an event after a quiet spell goes at once. 0 = off.
+     * @param coalesceWindow a loop group is drained at most once per this: an event that comes
+     *                       less than it after the group's previous drain started waits for the
+     *                       rest of it, so the events that follow within it reach each subscriber
+     *                       in the same write (one syscall, fewer TCP segments); an event after a
+     *                       quiet spell goes at once. 0 = off.
      * @param coalesceMinSubscribers a topic's subscribers on one event loop are held only when at
      *                       least this many: the window saves a write per subscriber, worth added
      *                       latency for a crowd, not for a handful
