@@ -136,6 +136,45 @@ class DrainerTest {
     }
 
     @Test
+    void aDrainThatFallsBehindItsPlanMovesTheRestOfItInsteadOfSendingThoseDueMeanwhileBackAtOnce() throws Exception {
+        lifecycle.advanceTo(ServerState.READY);
+        int n = 100;
+        List<RecordingSink> sinks = openSessions(n);
+        AtomicInteger pauses = new AtomicInteger();
+        Drainer stalling = new Drainer(new ServerConfig.Drain(Duration.ZERO, Duration.ofSeconds(5), Duration.ofSeconds(4)),
+                lifecycle, hints, sessions, expectedBack::set, d -> {
+                    // the first pause between slices overruns by a second, as on a starved core
+                    sleepMillis(d.toMillis() + (d.isZero() || pauses.incrementAndGet() != 1 ? 0 : 1_000));
+                });
+
+        assertThat(stalling.drain()).isTrue();
+
+        long first = sinks.stream().mapToLong(s -> s.closedAtNanos).min().orElseThrow();
+        List<Double> dueMs = new ArrayList<>();
+        for (RecordingSink sink : sinks) {
+            long retryMs = CloseCode.parseRetryMs(sink.closes.get(0).substring(5)).orElseThrow();
+            dueMs.add((sink.closedAtNanos - first) / 1e6 + retryMs);
+        }
+        dueMs.sort(null);
+        double span = Drainer.CLOSE_PACING.toMillis() + hints.windowMillis(n);
+        assertThat(dueMs.get(n - 1) - dueMs.get(0)).as("first to last of %s", dueMs).isGreaterThanOrEqualTo(span - 2);
+        double slice = span / n;
+        for (int i = 4; i < n; i++) {
+            // clamped hints would bring the ~17 due during the stall back in the same few milliseconds
+            assertThat(dueMs.get(i) - dueMs.get(i - 4)).as("returns %d-%d of %s", i - 4, i, dueMs)
+                    .isGreaterThan(slice);
+        }
+    }
+
+    private static void sleepMillis(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void duringTheBalancerGraceTheServerIsNotReadyButStillServes() throws Exception {
         lifecycle.advanceTo(ServerState.READY);
         List<RecordingSink> sinks = openSessions(1);
