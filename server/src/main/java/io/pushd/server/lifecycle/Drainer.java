@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +46,7 @@ public final class Drainer {
     private final Sessions sessions;
     private final IntConsumer expectBack;
     /** Thread.sleep, as a rule: a test makes one pause overrun, as on a starved core. */
-    private final java.util.function.Consumer<Duration> pause;
+    private final Consumer<Duration> pause;
 
     /**
      * @param expectBack told how many sessions are about to be closed (the next start expects
@@ -57,7 +58,7 @@ public final class Drainer {
     }
 
     Drainer(ServerConfig.Drain config, Lifecycle lifecycle, RetryHints hints, Sessions sessions,
-            IntConsumer expectBack, java.util.function.Consumer<Duration> pause) {
+            IntConsumer expectBack, Consumer<Duration> pause) {
         this.config = config;
         this.lifecycle = lifecycle;
         this.hints = hints;

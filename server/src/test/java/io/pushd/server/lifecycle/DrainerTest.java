@@ -112,13 +112,7 @@ class DrainerTest {
 
         assertThat(drainer(Duration.ZERO).drain()).isTrue();
 
-        long first = sinks.stream().mapToLong(s -> s.closedAtNanos).min().orElseThrow();
-        List<Double> dueMs = new ArrayList<>();
-        for (RecordingSink sink : sinks) {
-            long retryMs = CloseCode.parseRetryMs(sink.closes.get(0).substring(5)).orElseThrow();
-            dueMs.add((sink.closedAtNanos - first) / 1e6 + retryMs);
-        }
-        dueMs.sort(null);
+        List<Double> dueMs = dueMillis(sinks);
         double span = Drainer.CLOSE_PACING.toMillis() + hints.windowMillis(n);
         // the first is due at once and the last at the end of the span (±2 ms: hints are whole
         // milliseconds, and the clock is read twice), so a node's hundred clients span 6 s, not ~4.9 s
@@ -149,13 +143,7 @@ class DrainerTest {
 
         assertThat(stalling.drain()).isTrue();
 
-        long first = sinks.stream().mapToLong(s -> s.closedAtNanos).min().orElseThrow();
-        List<Double> dueMs = new ArrayList<>();
-        for (RecordingSink sink : sinks) {
-            long retryMs = CloseCode.parseRetryMs(sink.closes.get(0).substring(5)).orElseThrow();
-            dueMs.add((sink.closedAtNanos - first) / 1e6 + retryMs);
-        }
-        dueMs.sort(null);
+        List<Double> dueMs = dueMillis(sinks);
         double span = Drainer.CLOSE_PACING.toMillis() + hints.windowMillis(n);
         assertThat(dueMs.get(n - 1) - dueMs.get(0)).as("first to last of %s", dueMs).isGreaterThanOrEqualTo(span - 2);
         double slice = span / n;
@@ -164,6 +152,18 @@ class DrainerTest {
             assertThat(dueMs.get(i) - dueMs.get(i - 4)).as("returns %d-%d of %s", i - 4, i, dueMs)
                     .isGreaterThan(slice);
         }
+    }
+
+    /** When each session is due back (its close plus its hint), from the first close, in order. */
+    private static List<Double> dueMillis(List<RecordingSink> sinks) {
+        long first = sinks.stream().mapToLong(s -> s.closedAtNanos).min().orElseThrow();
+        List<Double> dueMs = new ArrayList<>();
+        for (RecordingSink sink : sinks) {
+            long retryMs = CloseCode.parseRetryMs(sink.closes.get(0).substring(5)).orElseThrow();
+            dueMs.add((sink.closedAtNanos - first) / 1e6 + retryMs);
+        }
+        dueMs.sort(null);
+        return dueMs;
     }
 
     private static void sleepMillis(long ms) {
