@@ -353,8 +353,8 @@ public final class TopicHub {
          * written at most once per window, so an event that comes less than the window after the
          * group's previous drain started waits for the rest of it, and the ones that follow
          * within it share its write; an event after a quiet spell, or one that a drain longer than
-         * the window left queued, goes at once. A small group's write is cheap: holding its events
-         * would only add latency.
+         * the window left queued, goes at once (and so does a backlog: see {@link #drain}). A
+         * small group's write is cheap: holding its events would only add latency.
          */
         private long holdNanos() {
             if (coalesceNanos == 0 || members.length < coalesceMinMembers) {
@@ -421,9 +421,10 @@ public final class TopicHub {
                 }
                 scheduled = 0;
                 if (!queue.isEmpty() && schedule()) {
-                    // Events that queued while this drain ran (or more than a task takes): at
-                    // once unless a window says this group was written less than it ago.
-                    drainWithin(holdNanos());
+                    // More than a task takes was queued: a backlog goes on at once, window or not
+                    // (held a window per task, a burst would wait a window per 8 or 16 events).
+                    // Events that came while this drain wrote wait for the rest of the window.
+                    drainWithin(n >= max ? 0 : holdNanos());
                 }
             }
         }

@@ -500,6 +500,41 @@ class TopicHubTest {
     }
 
     @Test
+    void aBacklogLargerThanOneTaskGoesOnAtOnceAndIsNotHeldAWindowPerTask() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            // the real clock: a task takes 16 events, 40 queue while the loop is busy
+            TopicHub h = new TopicHub(topic -> "ep1", alloc, new ServerMetrics(), java.time.Duration.ofMillis(500), 1,
+                    System::nanoTime);
+            Batching b = new Batching(loop);
+            h.subscribe("t", b);
+            java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+            loop.execute(() -> {
+                try {
+                    busy.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            for (long seq = 1; seq <= 40; seq++) {
+                fanOut(h, seq);
+            }
+            long released = System.nanoTime();
+            busy.countDown();
+            long deadline = released + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(750); // 1.5 windows
+            while (b.delivered() < 40 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            // held a window per task, events 33-40 would come after two windows (1 s)
+            assertThat(b.delivered()).as("a queued event waits at most one window").isEqualTo(40);
+            assertThat(b.seqs).isSortedAccordingTo(Long::compare).doesNotHaveDuplicates();
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+        assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+    }
+
+    @Test
     void eventsHeldForTheWindowAreNotOfferedToAConnectionThatClosedMeanwhileAndAreReleased() throws Exception {
         io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
         try {
