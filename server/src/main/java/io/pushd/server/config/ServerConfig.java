@@ -312,12 +312,13 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
     /**
      * Live fan-out. {@code coalesceWindow}: a topic's subscribers on one event loop (at least
-     * {@code coalesceMinSubscribers} of them) are written at most once per window: an event that
-     * comes less than the window after the group's previous write waits for the rest of it, and
-     * the events that follow within it reach each subscriber in the same write (fewer syscalls
-     * and TCP segments, for at most the window of added latency, only while a topic's events come
-     * faster than one per window); an event after a quiet spell goes at once. 0 = every event at
-     * once.
+     * {@code coalesceMinSubscribers} of them) whose events come more than two per window (their
+     * recent mean gap under half of it) are written at most once per window: an event that comes
+     * less than the window after the group's previous write waits for the rest of it, and the
+     * events that follow within it reach each subscriber in the same write (fewer syscalls and
+     * TCP segments, for at most the window of added latency). Slower topics, and an event after a
+     * quiet spell, go at once: at two or fewer events per window a hold would merge little and
+     * delay every other event. 0 = every event at once.
      * {@code coalesceMinSubscribers}: only a topic's subscribers on one event loop at least this
      * many are held (the saving is a write per subscriber; a handful would only wait).
      * {@code tcpNoDelay} false: live connections (WebSocket, SSE) leave Nagle's algorithm on, so
@@ -327,7 +328,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * history) always sends at once.
      */
     public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers, boolean tcpNoDelay) {
-        public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ofMillis(20);
+        public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ofMillis(30);
         public static final Duration MAX_COALESCE_WINDOW = Duration.ofMillis(50);
         public static final int DEFAULT_COALESCE_MIN_SUBSCRIBERS = 32;
         public static final boolean DEFAULT_TCP_NO_DELAY = true;

@@ -479,11 +479,12 @@ class TopicHubTest {
             TopicHub h = coalescing(java.time.Duration.ofSeconds(10));
             Batching b = new Batching(loop);
             h.subscribe("t", b);
-            fanOut(h, 1); // written at once, at clock time T
+            fanOut(h, 1); // written at once, at clock time T (which is when the group was made: no gap yet)
             loop.submit(() -> { }).sync();
 
             // 9.9 s of the window have passed when event 2 comes: it waits the 0.1 s left, not a
-            // whole window from its own arrival, so a hold never adds more than the window
+            // whole window from its own arrival, so a hold never adds more than the window (held
+            // at all: the mean of the gaps so far, 0 and 9.9 s, is under half the window)
             nanos.addAndGet(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(9_900));
             fanOut(h, 2);
             loop.submit(() -> { }).sync();
@@ -493,6 +494,67 @@ class TopicHubTest {
                 Thread.sleep(5);
             }
             assertThat(b.seqs).containsExactly(1L, 2L);
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+        assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+    }
+
+    @Test
+    void eventsThatComeLessThanTwoPerWindowAreNotHeldEvenInsideTheWindow() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            TopicHub h = coalescing(java.time.Duration.ofSeconds(10)); // a held event would not arrive in this test
+            Batching b = new Batching(loop);
+            h.subscribe("t", b);
+            nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(60)); // a quiet start
+            // 7 s apart: inside the 10 s window after the previous write, but a hold would merge
+            // nothing (the next event is 7 s away) and only add 3 s to each
+            for (long seq = 1; seq <= 6; seq++) {
+                fanOut(h, seq);
+                loop.submit(() -> { }).sync();
+                assertThat(b.seqs).as("event %d at once", seq).hasSize((int) seq);
+                nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(7));
+            }
+            // one early event (2 s after the previous) in that pace is not a faster topic yet
+            nanos.addAndGet(-java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
+            fanOut(h, 7);
+            loop.submit(() -> { }).sync();
+            assertThat(b.seqs).as("an early event at once").containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L);
+            assertThat(b.batches).isEqualTo(7);
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+        assertThat(alloc.direct).hasSize(7).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+    }
+
+    @Test
+    void aTopicThatSpeedsUpToMoreThanTwoEventsPerWindowIsHeldFromThen() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            TopicHub h = coalescing(java.time.Duration.ofSeconds(10));
+            Batching b = new Batching(loop);
+            h.subscribe("t", b);
+            nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(60)); // a quiet start
+            for (long seq = 1; seq <= 4; seq++) { // 9 s apart: each at once
+                nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(9));
+                fanOut(h, seq);
+                loop.submit(() -> { }).sync();
+            }
+            assertThat(b.seqs).hasSize(4);
+            // then 1 s apart: the mean gap falls under half the window within a few events, and
+            // the next one inside the window waits for it (held for the test's remaining seconds)
+            int atOnce = 0;
+            for (long seq = 5; seq <= 12; seq++) {
+                nanos.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(1));
+                fanOut(h, seq);
+                loop.submit(() -> { }).sync();
+                if (b.seqs.size() < seq) {
+                    break;
+                }
+                atOnce++;
+            }
+            assertThat(atOnce).as("events 1 s apart that still went at once").isBetween(1, 4);
         } finally {
             loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
         }
