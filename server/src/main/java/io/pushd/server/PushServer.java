@@ -91,20 +91,27 @@ public final class PushServer implements AutoCloseable {
     private final Channel adminChannel; // null without server.adminPort
     private final AccessControl access;
     private final ReloadingSslContext tls; // null without tls.certFile
+    private final boolean scratch; // the live warm-up's server (LiveWarmup): quiet
 
     /** Starts a server with the system clock. */
     public static PushServer start(ServerConfig config) throws InterruptedException {
-        return new PushServer(config, SystemTimeProvider.INSTANCE);
+        return new PushServer(config, SystemTimeProvider.INSTANCE, false);
     }
 
     /** Starts a server whose store reads time from {@code clock} (tests move it forward). */
     public static PushServer start(ServerConfig config, TimeProvider clock) throws InterruptedException {
-        return new PushServer(config, clock);
+        return new PushServer(config, clock, false);
     }
 
-    private PushServer(ServerConfig config, TimeProvider clock) throws InterruptedException {
+    /** The live warm-up's scratch server: the same, with its start and stop logged at debug only. */
+    static PushServer startScratch(ServerConfig config) throws InterruptedException {
+        return new PushServer(config, SystemTimeProvider.INSTANCE, true);
+    }
+
+    private PushServer(ServerConfig config, TimeProvider clock, boolean scratch) throws InterruptedException {
         long t0 = System.nanoTime();
         this.config = config;
+        this.scratch = scratch;
         // keys and certificate first, off the event loops: a broken file stops the start before anything opens
         this.metrics = new ServerMetrics();
         this.access = AccessControl.start(config.authConfig(), Clock.systemUTC(), metrics::authDenied);
@@ -154,12 +161,15 @@ public final class PushServer implements AutoCloseable {
         ServerContext context = new ServerContext(config, history, publisher, lifecycle, clientAddress, metrics,
                 new SessionContext(config.limits(), history, hub, lifecycle, hints, admission, sessions, metrics,
                         access));
-        this.tcpConnections = tcpCaps(config, clientAddress, metrics);
+        this.tcpConnections = tcpCaps(config, clientAddress, metrics, scratch);
         try {
             // Cluster mode reads replays from RedisHistory (its ring, its cache): a warm-up on the
             // local store would compile the call sites for the wrong class and be thrown away.
             if (sc.replayWarmup() && store != null) {
                 warmUpReplay(Path.of(sc.dataDir()), channelType); // before the port opens: clients replay compiled code
+            }
+            if (config.fanout().warmup() && store != null) { // the same reason as the replay's
+                warmUpLive(Path.of(sc.dataDir())); // before the port opens: publishes and fan-out run compiled code
             }
             this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
                     config.server().port());
@@ -172,8 +182,11 @@ public final class PushServer implements AutoCloseable {
         housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(expectedBack(sessions.size())),
                 CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
         lifecycle.advanceTo(ServerState.READY);
-        logReady(chosen.name(), (System.nanoTime() - t0) / 1_000_000);
-        AccessControl.warnIfOpen(config.auth().mode(), config.server().host(), config.security().publishAllowedFrom());
+        if (!scratch) {
+            logReady(chosen.name(), (System.nanoTime() - t0) / 1_000_000);
+            AccessControl.warnIfOpen(config.auth().mode(), config.server().host(),
+                    config.security().publishAllowedFrom());
+        }
     }
 
     /**
@@ -198,6 +211,26 @@ public final class PushServer implements AutoCloseable {
             // Netty's sync() rethrows checked ones (a failed bind) undeclared; an InternalError is a
             // fault in the scratch log's mapped file (the disk filled meanwhile), which it deletes
             log.warn("replay warm-up failed ({}); the first replays compile the replay path", e.toString());
+        }
+    }
+
+    /** Like the replay's: an optimisation, logged and skipped when it fails or the disk is short. */
+    private void warmUpLive(Path dataDir) throws InterruptedException {
+        long free = store.storage().freeBytes();
+        if (free < store.storage().minFreeBytes() + ReplayWarmup.DISK_BYTES) {
+            log.warn("live warm-up skipped: {} bytes free on the data directory's disk, it needs {} above "
+                    + "store.minFreeBytes; the first publishes compile the publish path", free, ReplayWarmup.DISK_BYTES);
+            return;
+        }
+        try {
+            LiveWarmup.Result r = LiveWarmup.run(config, dataDir);
+            log.info("live warm-up: {} events published to {} subscribers in {} ms, the JIT's threads compiling "
+                    + "for {} ms of it (fanout.warmup)", r.published(), LiveWarmup.SUBSCRIBERS + LiveWarmup.FEW,
+                    r.millis(), r.compileMillis());
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception | LinkageError | InternalError e) {
+            log.warn("live warm-up failed ({}); the first publishes compile the publish path", e.toString());
         }
     }
 
@@ -256,13 +289,16 @@ public final class PushServer implements AutoCloseable {
     }
 
     /** The caps on TCP connections of every kind, derived from the open-file limit where not configured. */
-    private static ConnectionLimiter tcpCaps(ServerConfig config, ClientAddress clientAddress, ServerMetrics metrics) {
+    private static ConnectionLimiter tcpCaps(ServerConfig config, ClientAddress clientAddress, ServerMetrics metrics,
+                                             boolean quiet) {
         long openFiles = openFileLimit();
         ConnectionLimiter caps = ConnectionLimiter.of(config.limits(), openFiles, clientAddress);
         metrics.gauge("push.tcp.connections", "open TCP connections of every kind", null, caps,
                 ConnectionLimiter::connections);
-        log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", caps.maxTotal(),
-                caps.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
+        if (!quiet) {
+            log.info("TCP connection caps: {} in all, {} per address (open-file limit {})", caps.maxTotal(),
+                    caps.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
+        }
         return caps;
     }
 
@@ -409,7 +445,9 @@ public final class PushServer implements AutoCloseable {
         open.forEach(Session::abort);
         Sessions.awaitClosed(open, Duration.ofSeconds(2));
         shutdownResources();
-        log.info("push server stopped");
+        if (!scratch) {
+            log.info("push server stopped");
+        }
     }
 
     private void shutdownResources() {

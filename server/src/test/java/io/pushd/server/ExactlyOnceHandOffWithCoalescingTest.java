@@ -15,6 +15,6 @@ class ExactlyOnceHandOffWithCoalescingTest extends ExactlyOnceHandOffTest {
 
     @Override
     ServerConfig config(Path dir) {
-        return TestServers.config(dir).withFanout(new ServerConfig.Fanout(Duration.ofMillis(2), 1));
+        return TestServers.config(dir).withFanout(new ServerConfig.Fanout(Duration.ofMillis(2), 1).withWarmup(false));
     }
 }

@@ -326,12 +326,17 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * sends them in one segment: under load fewer segments and cheaper sends, for latency up to
      * the peer's delayed ACK; an event after a quiet spell still goes at once. HTTP (publishes,
      * history) always sends at once.
+     * {@code warmup}: before the port opens, a scratch server of the same classes on loopback takes
+     * a few thousand publishes and fans them out to a hundred subscribers, so that the first minutes
+     * after a start run the publish and fan-out paths compiled rather than paying for the JIT on
+     * the core that serves the returning clients (see {@code LiveWarmup}).
      */
-    public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers, boolean tcpNoDelay) {
+    public record Fanout(Duration coalesceWindow, int coalesceMinSubscribers, boolean tcpNoDelay, boolean warmup) {
         public static final Duration DEFAULT_COALESCE_WINDOW = Duration.ofMillis(30);
         public static final Duration MAX_COALESCE_WINDOW = Duration.ofMillis(50);
         public static final int DEFAULT_COALESCE_MIN_SUBSCRIBERS = 32;
         public static final boolean DEFAULT_TCP_NO_DELAY = true;
+        public static final boolean DEFAULT_WARMUP = true;
 
         public Fanout {
             require(coalesceWindow != null && !coalesceWindow.isNegative()
@@ -341,7 +346,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
 
         public Fanout(Duration coalesceWindow, int coalesceMinSubscribers) {
-            this(coalesceWindow, coalesceMinSubscribers, DEFAULT_TCP_NO_DELAY);
+            this(coalesceWindow, coalesceMinSubscribers, DEFAULT_TCP_NO_DELAY, DEFAULT_WARMUP);
         }
 
         public Fanout(Duration coalesceWindow) {
@@ -349,11 +354,16 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
 
         public Fanout withTcpNoDelay(boolean on) {
-            return new Fanout(coalesceWindow, coalesceMinSubscribers, on);
+            return new Fanout(coalesceWindow, coalesceMinSubscribers, on, warmup);
+        }
+
+        public Fanout withWarmup(boolean on) {
+            return new Fanout(coalesceWindow, coalesceMinSubscribers, tcpNoDelay, on);
         }
 
         public static Fanout defaults() {
-            return new Fanout(DEFAULT_COALESCE_WINDOW, DEFAULT_COALESCE_MIN_SUBSCRIBERS, DEFAULT_TCP_NO_DELAY);
+            return new Fanout(DEFAULT_COALESCE_WINDOW, DEFAULT_COALESCE_MIN_SUBSCRIBERS, DEFAULT_TCP_NO_DELAY,
+                    DEFAULT_WARMUP);
         }
     }
 

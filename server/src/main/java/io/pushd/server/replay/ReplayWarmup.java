@@ -14,6 +14,7 @@ import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.pipeline.PushServerInitializer;
 import io.pushd.server.pipeline.WebSocketSink;
 import io.pushd.server.store.ChronicleEventStore;
+import io.pushd.server.store.ScratchDirectory;
 import io.pushd.server.topic.TopicHub;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,15 +23,12 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 import net.openhft.chronicle.core.time.SystemTimeProvider;
 
 /**
@@ -85,7 +83,7 @@ public final class ReplayWarmup {
     static Result run(Path dir, EventLoopGroup group, Class<? extends ServerSocketChannel> serverChannel, int events,
                       int rounds) throws InterruptedException {
         long t0 = System.nanoTime();
-        delete(dir);
+        ScratchDirectory.delete(dir);
         ChronicleEventStore store = null;
         try {
             store = new ChronicleEventStore(dir, Duration.ofDays(1), events, Duration.ZERO, false,
@@ -104,7 +102,7 @@ public final class ReplayWarmup {
             if (store != null) {
                 store.close();
             }
-            delete(dir);
+            ScratchDirectory.delete(dir);
         }
     }
 
@@ -233,19 +231,6 @@ public final class ReplayWarmup {
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             done.completeExceptionally(cause);
             ctx.close();
-        }
-    }
-
-    private static void delete(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : (Iterable<Path>) all.sorted(Comparator.reverseOrder())::iterator) {
-                Files.delete(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the replay warm-up's scratch store " + dir, e);
         }
     }
 }
