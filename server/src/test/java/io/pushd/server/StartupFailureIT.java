@@ -100,6 +100,22 @@ class StartupFailureIT {
         assertThat(data.resolve("running")).doesNotExist(); // a clean stop: a reboot keeps the history
     }
 
+    @Test
+    void thePackagedServerWarmsUpItsLivePathBeforeItIsReadyAndKeepsNothingOfIt() throws Exception {
+        Path data = tmp.resolve("data");
+        ServerProcess server = servers.start(tmp.resolve("a"), ServerProcess.freePort(), data, "fanout.warmup=true");
+        String out = server.output();
+        assertThat(out).contains("live warm-up: 3000 events published to 100 subscribers in ");
+        assertThat(out.indexOf("live warm-up: ")).as("before the port opens")
+                .isLessThan(out.indexOf("push server ready on "));
+        assertThat(out).as("the scratch server says nothing of its own start")
+                .containsOnlyOnce("push server ready on ").containsOnlyOnce("TCP connection caps: ");
+        assertThat(data.resolve("live-warmup")).doesNotExist();
+        assertThat(Http.publish(server.port(), "t", "{\"n\":1}").body()).contains("-1\"");
+        assertThat(Http.get(server.port(), "/v1/topics/warmup").body()).as("no warm-up topic in its history")
+                .contains("\"head\":null");
+    }
+
     private static String epoch(ServerProcess server) {
         String info = Http.get(server.port(), "/v1/topics/t").body();
         return info.replaceAll(".*\"epoch\":\"([0-9a-z]+)\".*", "$1");

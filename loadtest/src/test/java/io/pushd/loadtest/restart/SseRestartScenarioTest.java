@@ -55,6 +55,7 @@ class SseRestartScenarioTest {
         int exit = LoadTestMain.execute("restart",
                 "--transport", "sse",
                 "--server-jar", serverJar,
+                "--server-set", "fanout.warmup=false", // the live warm-up: not what this tests, ~4 s a start
                 "--clients", Integer.toString(CLIENTS),
                 "--topics", "10",
                 "--mode", "both",
