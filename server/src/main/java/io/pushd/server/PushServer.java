@@ -189,49 +189,50 @@ public final class PushServer implements AutoCloseable {
         }
     }
 
+    /** A start-up warm-up: its work, and the line that says what it did. */
+    @FunctionalInterface
+    private interface Warmup {
+        String run() throws Exception;
+    }
+
     /**
-     * The warm-up is an optimisation: one that fails is logged and the start goes on, and on a disk
+     * A warm-up is an optimisation: one that fails is logged and the start goes on, and on a disk
      * short of room for its scratch log it is skipped (a mapped write on a full disk faults).
+     * {@code without} says what the clients pay instead.
      */
-    private void warmUpReplay(Path dataDir, Class<? extends ServerSocketChannel> channelType)
-            throws InterruptedException {
+    private void warmUp(String name, String without, Warmup warmup) throws InterruptedException {
         long free = store.storage().freeBytes();
         if (free < store.storage().minFreeBytes() + ReplayWarmup.DISK_BYTES) {
-            log.warn("replay warm-up skipped: {} bytes free on the data directory's disk, it needs {} above "
-                    + "store.minFreeBytes; the first replays compile the replay path", free, ReplayWarmup.DISK_BYTES);
+            log.warn("{} skipped: {} bytes free on the data directory's disk, it needs {} above "
+                    + "store.minFreeBytes; {}", name, free, ReplayWarmup.DISK_BYTES, without);
             return;
         }
         try {
-            ReplayWarmup.Result r = ReplayWarmup.run(dataDir, workerGroup, channelType);
-            log.info("replay warm-up: {} events replayed in {} ms (store.replayWarmup)", r.replayedEvents(),
-                    r.millis());
+            log.info("{}: {}", name, warmup.run());
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception | LinkageError | InternalError e) {
             // Netty's sync() rethrows checked ones (a failed bind) undeclared; an InternalError is a
             // fault in the scratch log's mapped file (the disk filled meanwhile), which it deletes
-            log.warn("replay warm-up failed ({}); the first replays compile the replay path", e.toString());
+            log.warn("{} failed ({}); {}", name, e.toString(), without);
         }
     }
 
-    /** Like the replay's: an optimisation, logged and skipped when it fails or the disk is short. */
+    private void warmUpReplay(Path dataDir, Class<? extends ServerSocketChannel> channelType)
+            throws InterruptedException {
+        warmUp("replay warm-up", "the first replays compile the replay path", () -> {
+            ReplayWarmup.Result r = ReplayWarmup.run(dataDir, workerGroup, channelType);
+            return r.replayedEvents() + " events replayed in " + r.millis() + " ms (store.replayWarmup)";
+        });
+    }
+
     private void warmUpLive(Path dataDir) throws InterruptedException {
-        long free = store.storage().freeBytes();
-        if (free < store.storage().minFreeBytes() + ReplayWarmup.DISK_BYTES) {
-            log.warn("live warm-up skipped: {} bytes free on the data directory's disk, it needs {} above "
-                    + "store.minFreeBytes; the first publishes compile the publish path", free, ReplayWarmup.DISK_BYTES);
-            return;
-        }
-        try {
+        warmUp("live warm-up", "the first publishes compile the publish path", () -> {
             LiveWarmup.Result r = LiveWarmup.run(config, dataDir);
-            log.info("live warm-up: {} events published to {} subscribers in {} ms, the JIT's threads compiling "
-                    + "for {} ms of it (fanout.warmup)", r.published(), LiveWarmup.SUBSCRIBERS + LiveWarmup.FEW,
-                    r.millis(), r.compileMillis());
-        } catch (InterruptedException e) {
-            throw e;
-        } catch (Exception | LinkageError | InternalError e) {
-            log.warn("live warm-up failed ({}); the first publishes compile the publish path", e.toString());
-        }
+            return r.published() + " events published to " + (LiveWarmup.SUBSCRIBERS + LiveWarmup.FEW)
+                    + " subscribers in " + r.millis() + " ms, the JIT's threads compiling for " + r.compileMillis()
+                    + " ms of it (fanout.warmup)";
+        });
     }
 
     /** The TLS context when {@code tls.*} is set, else null; closes {@code access} when it cannot start. */

@@ -5,14 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.testing.Http;
+import io.pushd.server.testing.Scrape;
 import io.pushd.server.testing.TestServers;
 import io.pushd.server.testing.WsClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,15 +21,6 @@ class LiveWarmupTest {
 
     @TempDir
     Path dataDir;
-
-    private static double sample(String scrape, String name) {
-        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*})? (\\S+)$").matcher(scrape);
-        double sum = 0;
-        while (m.find()) {
-            sum += Double.parseDouble(m.group(2));
-        }
-        return sum;
-    }
 
     private ServerConfig withWarmup() {
         ServerConfig c = TestServers.config(dataDir);
@@ -59,11 +49,11 @@ class LiveWarmupTest {
                 assertThat(files.map(p -> p.getFileName().toString())).doesNotContain(LiveWarmup.DIRECTORY);
             }
             String scrape = Http.get(server.port(), "/metrics").body();
-            assertThat(sample(scrape, "push_events_published_total")).as("the warm-up's metrics are its own")
+            assertThat(Scrape.sum(scrape, "push_events_published_total")).as("the warm-up's metrics are its own")
                     .isZero();
-            assertThat(sample(scrape, "push_frames_delivered_total")).isZero();
-            assertThat(sample(scrape, "push_subscriptions")).isZero();
-            assertThat(sample(scrape, "push_topics")).as("no warm-up topic in the server's history").isZero();
+            assertThat(Scrape.sum(scrape, "push_frames_delivered_total")).isZero();
+            assertThat(Scrape.sum(scrape, "push_subscriptions")).isZero();
+            assertThat(Scrape.sum(scrape, "push_topics")).as("no warm-up topic in the server's history").isZero();
             assertThat(server.store().range(LiveWarmup.TOPIC).head()).isZero();
             assertThat(server.store().range(LiveWarmup.FEW_TOPIC).head()).isZero();
 

@@ -6,14 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.replay.ReplayWarmup;
 import io.pushd.server.testing.Http;
+import io.pushd.server.testing.Scrape;
 import io.pushd.server.testing.TestServers;
 import io.pushd.server.testing.WsClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,15 +21,6 @@ class ReplayWarmupTest {
 
     @TempDir
     Path dataDir;
-
-    private static double sample(String scrape, String name) {
-        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*})? (\\S+)$").matcher(scrape);
-        double sum = 0;
-        while (m.find()) {
-            sum += Double.parseDouble(m.group(2));
-        }
-        return sum;
-    }
 
     @Test
     void aServerThatWarmsUpItsReplayStartsWithNoTraceOfItAndReplaysItsOwnHistoryExactly() throws Exception {
@@ -42,10 +32,10 @@ class ReplayWarmupTest {
                 assertThat(files.map(p -> p.getFileName().toString())).doesNotContain(ReplayWarmup.DIRECTORY);
             }
             String scrape = Http.get(server.port(), "/metrics").body();
-            assertThat(sample(scrape, "push_events_replayed_total")).as("the warm-up's metrics are its own").isZero();
-            assertThat(sample(scrape, "push_frames_delivered_total")).isZero();
-            assertThat(sample(scrape, "push_subscriptions")).isZero();
-            assertThat(sample(scrape, "push_topics")).as("no warm-up topic in the server's history").isZero();
+            assertThat(Scrape.sum(scrape, "push_events_replayed_total")).as("the warm-up's metrics are its own").isZero();
+            assertThat(Scrape.sum(scrape, "push_frames_delivered_total")).isZero();
+            assertThat(Scrape.sum(scrape, "push_subscriptions")).isZero();
+            assertThat(Scrape.sum(scrape, "push_topics")).as("no warm-up topic in the server's history").isZero();
             assertThat(server.store().range("warmup").head()).isZero();
 
             for (int i = 1; i <= 300; i++) {
