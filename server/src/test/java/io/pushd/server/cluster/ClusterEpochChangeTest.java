@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
@@ -66,9 +67,16 @@ class ClusterEpochChangeTest {
             String old = EventId.parse(first.get(1).path("id").asText()).epoch();
 
             AtomicBoolean replaced = new AtomicBoolean();
+            CountDownLatch oldStored = new CountDownLatch(1);
             ((RedisHistory) node.history()).beforePageRead = topic -> {
                 if (topic.equals("swap") && replaced.compareAndSet(false, true)) {
                     try { // after the backfill read Redis' epoch and head (old, 4), before its page
+                        // The seam runs on the applier while this test's thread may still be storing
+                        // old 3 and 4 (a page read of the first backfill can come first): a store
+                        // between the DEL and the new history's first would start that history itself.
+                        if (!oldStored.await(10, TimeUnit.SECONDS)) {
+                            throw new IllegalStateException("old 3 and 4 not stored within 10 s");
+                        }
                         redis.cli("DEL", "push:{swap}:m", "push:{swap}:s");
                         for (int n = 1; n <= 6; n++) {
                             storeSilently("swap", "second", "{\"h\":\"new\",\"n\":" + n + "}");
@@ -80,6 +88,7 @@ class ClusterEpochChangeTest {
             };
             storeSilently("swap", "unused", "{\"h\":\"old\",\"n\":3}");
             storeSilently("swap", "unused", "{\"h\":\"old\",\"n\":4}");
+            oldStored.countDown();
 
             List<String> got = new ArrayList<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
