@@ -129,8 +129,9 @@ public final class PushServer implements AutoCloseable {
             shared.start(hub);
             registerClusterGauges(shared);
         }
+        // An idle writer's publish runs on its event loop, where a batch never waits: no Redis, no msync.
         this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
-                PUBLISH_QUEUE_CAPACITY);
+                PUBLISH_QUEUE_CAPACITY, shared == null && !sc.fsync());
         metrics.gaugePerTransport("push.connections", "open WebSocket connections and SSE streams", sessions::size);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(PushServer::housekeepingThread);
         if (store != null) {

@@ -11,7 +11,7 @@ import org.slf4j.LoggerFactory;
  * The second step of a publish: append to the history, sync the batch (group commit), fan out.
  * The rule every live subscriber relies on lives here: an event is fanned out only after it was
  * appended and synced, so a subscriber that registers meanwhile finds it in the history instead.
- * Writer thread only.
+ * The publisher's writer only (one batch at a time, see {@link Publisher}).
  */
 final class Apply {
 

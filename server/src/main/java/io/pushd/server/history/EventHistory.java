@@ -22,7 +22,8 @@ import java.util.concurrent.CompletionStage;
  *       once it is as durable as an acknowledgement promises (with fsync: after {@link #sync}).</li>
  * </ul>
  *
- * <p>Threads: {@link #append} and {@link #sync} from the publisher's single writer thread;
+ * <p>Threads: {@link #append} and {@link #sync} from the publisher's writer, one batch at a time
+ * (its writer thread, or a publishing event loop that found it idle: see {@code Publisher});
  * everything else from any thread. Implementations: {@code store.ChronicleEventStore} (one node,
  * one Chronicle Queue) and {@code cluster.RedisHistory} (Redis, with a local replay cache).
  */

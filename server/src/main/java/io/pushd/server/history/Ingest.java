@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * local history acknowledges after {@link Apply} appended and synced the batch (an acknowledged
  * event survives what fsync promises); a history whose sequencer stores the event with its number
  * (a shared one in Redis) may acknowledge as soon as the sequencer answered, then apply locally.
- * Writer thread only.
+ * The publisher's writer only (one batch at a time, see {@link Publisher}).
  */
 final class Ingest {
 

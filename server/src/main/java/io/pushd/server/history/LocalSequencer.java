@@ -9,7 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sequences for one node: continues from the heads the store recovered. Writer thread only. A
+ * Sequences for one node: continues from the heads the store recovered. The publisher's writer only. A
  * head is kept for every topic of the epoch, so that no sequence is ever handed out twice; new
  * topics beyond {@code maxTopics} are refused with {@link TopicLimitException}. Needs no
  * reservation: {@link #reserve} answers at once with this counter itself.

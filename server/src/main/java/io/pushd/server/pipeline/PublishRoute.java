@@ -36,7 +36,8 @@ final class PublishRoute {
 
     /**
      * Answers a request that cannot be published at once and returns null; otherwise returns
-     * the answer, which completes on the writer thread once the event is stored (or not).
+     * the answer, which completes once the event is stored (or not): on the writer thread, or
+     * before this returns when this event loop ran the publish itself (an idle writer).
      */
     CompletionStage<FullHttpResponse> publish(ChannelHandlerContext ctx, FullHttpRequest req, String topic) {
         AccessDecision access = server.sessions().access().publish(req.headers().get(HttpHeaderNames.AUTHORIZATION),

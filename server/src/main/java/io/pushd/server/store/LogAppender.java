@@ -8,8 +8,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes event records to the queue behind the {@link StorageGuard}. Single writer thread (which
- * may differ from the constructing thread).
+ * Writes event records to the queue behind the {@link StorageGuard}. The publisher's writer only:
+ * one batch at a time, on whichever thread holds its lock (see {@code Publisher}).
  */
 final class LogAppender {
 
@@ -31,7 +31,7 @@ final class LogAppender {
 
     private static ExcerptAppender newAppender(SingleChronicleQueue queue) {
         ExcerptAppender appender = queue.createAppender();
-        // The single writer thread may differ from the constructing thread; writes are serialised by the caller.
+        // The writer's thread varies (the publisher's lock serialises the writes), and is not the constructing one.
         appender.singleThreadedCheckDisabled(true);
         return appender;
     }

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * Where {@code fallocate} is not supported the watermark alone protects the writer. The state
  * ({@link #writable()}, {@link #freeBytes()}) is logged once per change, not per refusal.
  *
- * <p>Threads: everything but the two getters runs on the single writer thread.
+ * <p>Threads: everything but the two getters runs in the publisher's writer, one batch at a time.
  */
 public final class StorageGuard implements AutoCloseable {
 

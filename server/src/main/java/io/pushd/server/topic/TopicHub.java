@@ -199,7 +199,8 @@ public final class TopicHub {
     }
 
     /**
-     * Called by the writer thread after the event is in the store, in sequence order. A
+     * Called by the publisher's writer (its thread, or an event loop that ran a publish itself) or
+     * a cluster node's applier, after the event is in the store, in sequence order. A
      * subscriber that registers while this runs may or may not get the event; either way it is
      * covered, because it reads the head after registering and the event is already appended.
      */

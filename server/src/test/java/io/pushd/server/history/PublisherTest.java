@@ -79,8 +79,71 @@ class PublisherTest {
         }
     }
 
+    /** Replaces the publisher with one whose publishing threads run their publish when the writer is idle. */
+    private void letCallersRun() throws InterruptedException {
+        publisher.close();
+        publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, clock::currentTimeMillis,
+                4096, true);
+    }
+
     @Test
     void concurrentPublishesGetConsecutiveSequencesPerTopic() throws Exception {
+        publishConcurrentlyAndCheckTheSequences();
+    }
+
+    @Test
+    void concurrentPublishesRunByTheirOwnThreadsOrTheWriterGetConsecutiveSequencesPerTopicToo() throws Exception {
+        letCallersRun();
+        publishConcurrentlyAndCheckTheSequences();
+    }
+
+    @Test
+    void aPublishToAnIdleWriterIsStoredAnsweredAndFannedOutOnTheCallersThreadWhenCallersRun() throws Exception {
+        letCallersRun();
+        List<String> deliveredOn = new CopyOnWriteArrayList<>();
+        hub.subscribe("t", new InlineSubscriber((seq, frame) -> {
+            deliveredOn.add(Thread.currentThread().getName());
+            frame.release();
+        }));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!publisher.idle() && System.nanoTime() < deadline) { // the writer has just started
+            Thread.sleep(1);
+        }
+
+        CompletableFuture<Publisher.Result> answer = publisher.publish("t", json("{\"v\":1}"), null);
+
+        assertThat(answer).as("answered before publish returned").isCompletedWithValue(new Publisher.Result(1, true));
+        assertThat(stored("t")).containsExactly(Map.entry(1L, "{\"v\":1}"));
+        assertThat(deliveredOn).containsExactly(Thread.currentThread().getName());
+    }
+
+    @Test
+    void withoutCallersRunningAPublishIsAnsweredByTheWriterThread() throws Exception {
+        List<String> answeredOn = new CopyOnWriteArrayList<>();
+        publisher.publish("t", json("1"), null).thenRun(() -> answeredOn.add(Thread.currentThread().getName()))
+                .get(30, TimeUnit.SECONDS);
+        assertThat(answeredOn).containsExactly("push-writer");
+    }
+
+    @Test
+    void callersRunningIsRefusedForASequencerThatStoresEvents() {
+        Sequencer remote = new Sequencer() { // a shared one: each batch a round trip that also stores
+            @Override
+            public java.util.concurrent.CompletionStage<Numbers> reserve(List<String> topics) {
+                return new CompletableFuture<>();
+            }
+
+            @Override
+            public boolean storesEvents() {
+                return true;
+            }
+        };
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Publisher(store, remote, hub, metrics,
+                        clock::currentTimeMillis, 64, true))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waits on the network");
+    }
+
+    private void publishConcurrentlyAndCheckTheSequences() throws Exception {
         String[] topics = {"t0", "t1", "t2"};
         int threads = 4;
         int perThread = 500;
