@@ -129,9 +129,10 @@ public final class PushServer implements AutoCloseable {
             shared.start(hub);
             registerClusterGauges(shared);
         }
-        // An idle writer's publish runs on its event loop, where a batch never waits: no Redis, no msync.
+        // An idle writer's publish runs on its event loop where a batch waits on nothing but memory:
+        // no Redis, no msync, a disk with room (a full one is probed at each append).
         this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
-                PUBLISH_QUEUE_CAPACITY, shared == null && !sc.fsync());
+                PUBLISH_QUEUE_CAPACITY, shared == null && !sc.fsync() ? store.storage()::writable : null);
         metrics.gaugePerTransport("push.connections", "open WebSocket connections and SSE streams", sessions::size);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(PushServer::housekeepingThread);
         if (store != null) {

@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One batch of publishes on the writer thread and what became of each, reused from batch to batch
+ * One batch of publishes in the writer (see {@link Publisher}) and what became of each, reused from batch to batch
  * so the writer allocates little: the requests as taken from the queue, the ones appended (with
  * their results and timestamps) and the ones answered from an earlier publish with the same
  * idempotency key.

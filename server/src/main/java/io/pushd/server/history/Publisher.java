@@ -22,17 +22,23 @@ import org.slf4j.LoggerFactory;
  * {@link #writing} lock) means sequences are handed out and stored in the same order.
  *
  * <p>Who runs a batch: the writer thread, which takes what is queued; or, with {@code callerRuns},
- * the publishing thread itself (an event loop) when nothing is queued and no batch is running,
- * for its one publish. That saves a publish two wake-ups, to the writer and back to the loop,
- * which on a core shared with a busy fan-out were most of its latency (a scheduler's wake-up there
- * takes 1-8 ms). Only where a batch never waits: a local sequencer and no fsync; with a shared
- * sequencer (a Redis round trip) or an msync per batch, every publish goes through the queue.
- * Under load the queue is rarely empty and the writer thread batches as before.
+ * the publishing thread itself (an event loop) when nothing is queued, taken or running, for its
+ * one publish. That saves a publish two wake-ups, to the writer and back to the loop, each 1-8 ms
+ * on a core shared with a busy fan-out. Only where a batch does not wait on anything but memory:
+ * a local sequencer and no fsync (with a shared sequencer, a Redis round trip, or an msync per
+ * batch, every publish goes through the queue), an event of at most {@link #INLINE_MAX_BYTES}
+ * (a larger one is copied and checksummed at length), and while the store says it can append at
+ * once ({@code inlineAllowed}: not while the disk is full, when each append probes it). The rest
+ * of an append's rare slow steps (a 1 MiB {@code fallocate} ahead of the log, the hourly file's
+ * roll) then fall on the loop, as they fell on the writer. Under load the queue is rarely empty
+ * and the writer thread batches as before.
  */
 public final class Publisher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Publisher.class);
     private static final int MAX_BATCH = 1024;
+    /** The largest event a publishing thread runs itself (see the class doc). */
+    static final int INLINE_MAX_BYTES = 16 * 1024;
 
     /** {@code created} is false when an idempotency key matched an earlier publish. */
     public record Result(long seq, boolean created, String epoch) {
@@ -68,25 +74,31 @@ public final class Publisher implements AutoCloseable {
     private final PublishBatch batch = new PublishBatch(MAX_BATCH);
     /** A publishing thread may run its publish itself when the writer is idle (see the class doc). */
     private final boolean callerRuns;
+    /** Asked before each such run: whether the store can append at once now. */
+    private final java.util.function.BooleanSupplier inlineAllowed;
+    /** Set by the writer thread from taking requests off the queue until it has run them. */
+    private volatile boolean claimed;
     private final Thread writer;
     private volatile boolean accepting = true;
 
     /** @param clock the append time of events, in epoch milliseconds */
     public Publisher(EventHistory history, Sequencer sequencer, TopicHub hub, ServerMetrics metrics, LongSupplier clock,
                      int queueCapacity) {
-        this(history, sequencer, hub, metrics, clock, queueCapacity, false);
+        this(history, sequencer, hub, metrics, clock, queueCapacity, null);
     }
 
     /**
-     * @param callerRuns let a publishing thread run its publish when the writer is idle; only for a
-     *                   batch that never waits (a local sequencer, no fsync): the caller is an event loop
+     * @param inlineAllowed non-null: a publishing thread may run its publish when the writer is idle
+     *                      and this says the store can append at once; only for a batch that waits on
+     *                      nothing else (a local sequencer, no fsync): the caller is an event loop
      */
     public Publisher(EventHistory history, Sequencer sequencer, TopicHub hub, ServerMetrics metrics, LongSupplier clock,
-                     int queueCapacity, boolean callerRuns) {
-        if (callerRuns && sequencer.storesEvents()) {
+                     int queueCapacity, java.util.function.BooleanSupplier inlineAllowed) {
+        if (inlineAllowed != null && sequencer.storesEvents()) {
             throw new IllegalArgumentException("a sequencer that stores events waits on the network: not on the caller");
         }
-        this.callerRuns = callerRuns;
+        this.callerRuns = inlineAllowed != null;
+        this.inlineAllowed = inlineAllowed;
         this.ingest = new Ingest(history, sequencer, metrics);
         this.apply = new Apply(history, hub, clock);
         this.pending = new ArrayBlockingQueue<>(queueCapacity);
@@ -102,7 +114,9 @@ public final class Publisher implements AutoCloseable {
     public CompletableFuture<Result> publish(String topic, byte[] data, String idempotencyKey) {
         CompletableFuture<Result> answer = new CompletableFuture<>();
         Request request = new Request(topic, data, idempotencyKey, answer, System.nanoTime());
-        if (callerRuns && accepting && pending.isEmpty() && writing.tryLock()) {
+        if (callerRuns && accepting && data.length <= INLINE_MAX_BYTES && pending.isEmpty() && !claimed
+                && !writing.isHeldByCurrentThread() // made inside a batch (a callback on its thread): queued, never nested
+                && !writing.hasQueuedThreads() && inlineAllowed.getAsBoolean() && writing.tryLock()) {
             try {
                 // Re-read under the lock: close() takes it before it stops, so nothing runs after.
                 // The queue may have filled meanwhile; this publish goes first, the writer takes those.
@@ -150,6 +164,7 @@ public final class Publisher implements AutoCloseable {
             if (first == null && accepting && !hasWriterTasks()) {
                 continue; // idle: the lock stays free for a publishing thread
             }
+            claimed = first != null; // taken off the queue: publishing threads wait their turn behind it
             writing.lock();
             try {
                 runWriterTasks();
@@ -163,6 +178,7 @@ public final class Publisher implements AutoCloseable {
                 pending.drainTo(batch.requests, MAX_BATCH - 1);
                 runBatch();
             } finally {
+                claimed = false;
                 writing.unlock();
             }
         }
@@ -232,10 +248,11 @@ public final class Publisher implements AutoCloseable {
     /** Stops taking publishes, finishes the queued ones, and stops the writer thread. */
     @Override
     public void close() throws InterruptedException {
-        writing.lock();
-        try {
-            accepting = false; // under the lock: a publishing thread that runs its own publish sees it
-        } finally {
+        // Under the lock, so a publishing thread running its own publish has finished or sees it; a
+        // loop stuck in a page fault of a hung disk does not hold the stop up for longer than the join's.
+        boolean locked = writing.tryLock(10, TimeUnit.SECONDS);
+        accepting = false;
+        if (locked) {
             writing.unlock();
         }
         writer.join(10_000);

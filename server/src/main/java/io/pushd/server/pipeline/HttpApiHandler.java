@@ -259,12 +259,19 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         publishInFlight = true;
         answer.thenAccept(res -> {
             HttpUtil.setKeepAlive(res, keepAlive);
-            ctx.executor().execute(() -> {
-                HttpResponses.send(ctx, res, !keepAlive); // closing: FIN after the answer, no RST
-                publishInFlight = false;
-                drainQueued(ctx);
-            });
+            if (ctx.executor().inEventLoop()) {
+                // answered already (this loop ran the publish itself): out now, not behind the fan-out task it queued
+                answered(ctx, res, keepAlive);
+            } else {
+                ctx.executor().execute(() -> answered(ctx, res, keepAlive));
+            }
         });
+    }
+
+    private void answered(ChannelHandlerContext ctx, FullHttpResponse res, boolean keepAlive) {
+        HttpResponses.send(ctx, res, !keepAlive); // closing: FIN after the answer, no RST
+        publishInFlight = false;
+        drainQueued(ctx);
     }
 
     private void drainQueued(ChannelHandlerContext ctx) {

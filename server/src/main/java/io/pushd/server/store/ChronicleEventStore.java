@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
  * (epoch, running marker, heads checkpoint), {@link LogAppender} behind the {@link StorageGuard},
  * {@link LogReader}, {@link Retention}, {@link IdempotencyIndex}; {@link EventRecord} is the layout.
  *
- * <p>Threads: {@link #append}, {@link #sync} and {@link #enforceRetention} from the single writer
- * thread; reads from any thread (each thread gets its own tailer). Deleting files takes a write
- * lock that reads share, so a read never meets a half-deleted file.
+ * <p>Threads: {@link #append}, {@link #sync} and {@link #enforceRetention} from the publisher's
+ * writer, one at a time (its thread, or an event loop that runs a publish itself); reads from any
+ * thread (each thread gets its own tailer). Deleting files takes a write lock that reads share, so
+ * a read never meets a half-deleted file.
  */
 public final class ChronicleEventStore implements EventHistory {
 
@@ -55,7 +56,7 @@ public final class ChronicleEventStore implements EventHistory {
     private final List<Pending> pending = new ArrayList<>();
     private final long recoveredEvents;
     private long recoveredCount; // set by recover, during construction
-    private long markedLogEnd; // writer thread
+    private long markedLogEnd; // the publisher's writer
     private volatile boolean closed;
 
     private record Pending(TopicIndex index, long seq, long position) {

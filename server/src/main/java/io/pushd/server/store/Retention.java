@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Deletes whole log files (hourly cycles) that are past {@code store.retentionAge} or that no
  * topic's index refers to any more (every event in them dropped by {@code store.retentionCount}).
- * The cycle the appender writes is never deleted. Writer thread only.
+ * The cycle the appender writes is never deleted. The publisher's writer only.
  */
 final class Retention {
 

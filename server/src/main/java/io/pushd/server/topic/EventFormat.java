@@ -10,7 +10,7 @@ import io.pushd.server.history.EventHistory.EventData;
  * How one transport puts an event on the wire. {@link TopicHub} encodes each live event once per
  * format that has subscribers, and every subscriber of that format shares the buffer; replay
  * encodes through the same format, so live and replayed events are byte for byte alike.
- * Implementations are stateless and thread-safe (the hub encodes on the writer thread).
+ * Implementations are stateless and thread-safe (the hub encodes in the publisher's writer).
  */
 public interface EventFormat {
 

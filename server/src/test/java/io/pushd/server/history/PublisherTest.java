@@ -79,11 +79,31 @@ class PublisherTest {
         }
     }
 
+    /** Whether the store can append at once, as the publisher with callers running asks it. */
+    volatile boolean storeAppendsAtOnce = true;
+
     /** Replaces the publisher with one whose publishing threads run their publish when the writer is idle. */
     private void letCallersRun() throws InterruptedException {
         publisher.close();
         publisher = new Publisher(store, new LocalSequencer(store.heads()), hub, metrics, clock::currentTimeMillis,
-                4096, true);
+                4096, () -> storeAppendsAtOnce);
+    }
+
+    private void awaitIdleWriter() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!publisher.idle() && System.nanoTime() < deadline) { // the writer has just started
+            Thread.sleep(1);
+        }
+    }
+
+    /** The thread each publish of {@code topic} was fanned out on. */
+    private List<String> fanOutThreads(String topic) {
+        List<String> threads = new CopyOnWriteArrayList<>();
+        hub.subscribe(topic, new InlineSubscriber((seq, frame) -> {
+            threads.add(Thread.currentThread().getName());
+            frame.release();
+        }));
+        return threads;
     }
 
     @Test
@@ -100,21 +120,51 @@ class PublisherTest {
     @Test
     void aPublishToAnIdleWriterIsStoredAnsweredAndFannedOutOnTheCallersThreadWhenCallersRun() throws Exception {
         letCallersRun();
-        List<String> deliveredOn = new CopyOnWriteArrayList<>();
-        hub.subscribe("t", new InlineSubscriber((seq, frame) -> {
-            deliveredOn.add(Thread.currentThread().getName());
-            frame.release();
-        }));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!publisher.idle() && System.nanoTime() < deadline) { // the writer has just started
-            Thread.sleep(1);
-        }
+        List<String> deliveredOn = fanOutThreads("t");
+        awaitIdleWriter();
 
         CompletableFuture<Publisher.Result> answer = publisher.publish("t", json("{\"v\":1}"), null);
 
         assertThat(answer).as("answered before publish returned").isCompletedWithValue(new Publisher.Result(1, true));
         assertThat(stored("t")).containsExactly(Map.entry(1L, "{\"v\":1}"));
         assertThat(deliveredOn).containsExactly(Thread.currentThread().getName());
+    }
+
+    @Test
+    void anEventLargerThanTheInlineBoundOrAStoreThatCannotAppendAtOnceLeavesThePublishToTheWriter() throws Exception {
+        letCallersRun();
+        List<String> deliveredOn = fanOutThreads("t");
+        String large = "\"" + "x".repeat(Publisher.INLINE_MAX_BYTES) + "\"";
+        awaitIdleWriter();
+        assertThat(await(publisher.publish("t", json(large), null))).isEqualTo(new Publisher.Result(1, true));
+        storeAppendsAtOnce = false; // the disk full: each append probes it
+        awaitIdleWriter();
+        assertThat(await(publisher.publish("t", json("2"), null))).isEqualTo(new Publisher.Result(2, true));
+        storeAppendsAtOnce = true;
+        awaitIdleWriter();
+        assertThat(await(publisher.publish("t", json("3"), null))).isEqualTo(new Publisher.Result(3, true));
+
+        assertThat(deliveredOn).containsExactly("push-writer", "push-writer", Thread.currentThread().getName());
+        assertThat(stored("t")).containsEntry(1L, large).containsEntry(2L, "2").containsEntry(3L, "3");
+    }
+
+    @Test
+    void aPublishMadeOnTheThreadRunningABatchFromInsideItIsQueuedNotNestedInIt() throws Exception {
+        letCallersRun();
+        CompletableFuture<CompletableFuture<Publisher.Result>> echo = new CompletableFuture<>();
+        hub.subscribe("n", new InlineSubscriber((seq, frame) -> { // delivered inside the batch's fan-out
+            frame.release();
+            if (seq == 1) {
+                echo.complete(publisher.publish("n", json("2"), null));
+            }
+        }));
+        awaitIdleWriter();
+
+        Publisher.Result first = await(publisher.publish("n", json("1"), null));
+
+        assertThat(first).isEqualTo(new Publisher.Result(1, true));
+        assertThat(await(echo.get(30, TimeUnit.SECONDS))).isEqualTo(new Publisher.Result(2, true));
+        assertThat(stored("n")).containsExactly(Map.entry(1L, "1"), Map.entry(2L, "2"));
     }
 
     @Test
@@ -139,7 +189,7 @@ class PublisherTest {
             }
         };
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Publisher(store, remote, hub, metrics,
-                        clock::currentTimeMillis, 64, true))
+                        clock::currentTimeMillis, 64, () -> true))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("waits on the network");
     }
 
