@@ -132,7 +132,8 @@ public final class PushServer implements AutoCloseable {
         // An idle writer's publish runs on its event loop where a batch waits on nothing but memory:
         // no Redis, no msync, a disk with room (a full one is probed at each append).
         this.publisher = new Publisher(history, sequencer, hub, metrics, clock::currentTimeMillis,
-                PUBLISH_QUEUE_CAPACITY, shared == null && !sc.fsync() ? store.storage()::writable : null);
+                PUBLISH_QUEUE_CAPACITY,
+                shared == null && !sc.fsync() && sc.appendOnEventLoop() ? store.storage()::writable : null);
         metrics.gaugePerTransport("push.connections", "open WebSocket connections and SSE streams", sessions::size);
         this.housekeeping = Executors.newSingleThreadScheduledExecutor(PushServer::housekeepingThread);
         if (store != null) {
@@ -389,6 +390,11 @@ public final class PushServer implements AutoCloseable {
     /** What subscriptions and the HTTP API read: the store, or the shared history in cluster mode. */
     public EventHistory history() {
         return history;
+    }
+
+    /** Tests and tools: the publish path (who runs a publish: {@code store.appendOnEventLoop}). */
+    public Publisher publisher() {
+        return publisher;
     }
 
     /** The single node's log, or null in cluster mode. */

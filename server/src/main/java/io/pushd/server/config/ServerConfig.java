@@ -158,7 +158,8 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
 
     /** The event history on disk. */
     public record Store(String dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
-                        boolean fsync, Duration retentionCheckInterval, long minFreeBytes, boolean replayWarmup) {
+                        boolean fsync, Duration retentionCheckInterval, long minFreeBytes, boolean replayWarmup,
+                        boolean appendOnEventLoop) {
         public static final String DEFAULT_DATA_DIR = "./data";
         public static final Duration DEFAULT_RETENTION_AGE = Duration.ofHours(24);
         public static final long DEFAULT_RETENTION_COUNT = 100_000;
@@ -171,6 +172,12 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
          * ready, so the clients replaying after a restart do not pay for the JIT (README, Performance).
          */
         public static final boolean DEFAULT_REPLAY_WARMUP = true;
+        /**
+         * On: a publish that finds the writer idle is appended by the event loop it came in on, not
+         * handed to the writer thread and back (two wake-ups); off where a slow disk must never hold
+         * an event loop up. Only without fsync (see {@code history.Publisher}).
+         */
+        public static final boolean DEFAULT_APPEND_ON_EVENT_LOOP = true;
 
         public Store {
             require(dataDir != null && !dataDir.isBlank(), "store.dataDir", dataDir, "a directory path");
@@ -187,7 +194,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         public static Store defaults() {
             return new Store(DEFAULT_DATA_DIR, DEFAULT_RETENTION_AGE, DEFAULT_RETENTION_COUNT,
                     DEFAULT_DEDUPE_WINDOW, false, DEFAULT_RETENTION_CHECK_INTERVAL, DEFAULT_MIN_FREE_BYTES,
-                    DEFAULT_REPLAY_WARMUP);
+                    DEFAULT_REPLAY_WARMUP, DEFAULT_APPEND_ON_EVENT_LOOP);
         }
 
         public StoreBuilder toBuilder() {

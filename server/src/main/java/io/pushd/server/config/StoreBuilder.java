@@ -13,6 +13,7 @@ public final class StoreBuilder {
     private Duration retentionCheckInterval;
     private long minFreeBytes;
     private boolean replayWarmup;
+    private boolean appendOnEventLoop;
 
     StoreBuilder(ServerConfig.Store from) {
         dataDir = from.dataDir();
@@ -23,6 +24,7 @@ public final class StoreBuilder {
         retentionCheckInterval = from.retentionCheckInterval();
         minFreeBytes = from.minFreeBytes();
         replayWarmup = from.replayWarmup();
+        appendOnEventLoop = from.appendOnEventLoop();
     }
 
     public StoreBuilder dataDir(String value) {
@@ -65,9 +67,14 @@ public final class StoreBuilder {
         return this;
     }
 
+    public StoreBuilder appendOnEventLoop(boolean value) {
+        appendOnEventLoop = value;
+        return this;
+    }
+
     /** @throws ConfigException like the record's constructor, naming the first key out of range */
     public ServerConfig.Store build() {
         return new ServerConfig.Store(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, retentionCheckInterval, minFreeBytes,
-                replayWarmup);
+                replayWarmup, appendOnEventLoop);
     }
 }

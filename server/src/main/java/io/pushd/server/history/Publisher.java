@@ -228,6 +228,11 @@ public final class Publisher implements AutoCloseable {
         }
     }
 
+    /** Whether a publishing thread may run its own publish (store.appendOnEventLoop, where it applies). */
+    public boolean callerRuns() {
+        return callerRuns;
+    }
+
     /** Tests: no batch running and nothing queued, so a publishing thread that may run its publish will. */
     boolean idle() {
         return !writing.isLocked() && pending.isEmpty();

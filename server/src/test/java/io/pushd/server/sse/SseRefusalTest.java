@@ -121,9 +121,28 @@ class SseRefusalTest {
     void theStartUpRampSendsStreamsAwayWith200AndA1013Hint() throws Exception {
         Files.writeString(dataDir.resolve("connections"), "200"); // the previous run had 200 clients
         start(c -> c);
+        // At once, as a herd comes: opened one after another, 40 streams take longer on a busy
+        // machine than the ramp's pace (200 over the window), and every one is admitted.
+        List<java.util.concurrent.Future<SseStream>> opening = new ArrayList<>();
+        java.util.concurrent.ExecutorService herd = java.util.concurrent.Executors.newFixedThreadPool(40);
+        try {
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            for (int i = 0; i < 40; i++) {
+                opening.add(herd.submit(() -> {
+                    go.await();
+                    return SseStream.open(server.port(), "topic=t");
+                }));
+            }
+            go.countDown();
+            for (java.util.concurrent.Future<SseStream> f : opening) {
+                streams.add(f.get(30, TimeUnit.SECONDS));
+            }
+        } finally {
+            herd.shutdownNow();
+        }
         int refused = 0;
-        for (int i = 0; i < 40; i++) {
-            SseStream s = open("topic=t");
+        for (java.util.concurrent.Future<SseStream> f : opening) {
+            SseStream s = f.get();
             assertThat(s.status).isEqualTo(200);
             s.next(WAIT); // retry:
             SseStream.Message m = s.next(WAIT);
