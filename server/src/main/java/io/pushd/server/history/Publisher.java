@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * answer the repeated keys, answer and fan out each appended event. One batch at a time (the
  * {@link #writing} lock) means sequences are handed out and stored in the same order.
  *
- * <p>Who runs a batch: the writer thread, which takes what is queued; or, with {@code callerRuns},
+ * <p>Who runs a batch: the writer thread, which takes what is queued; or, given {@code inlineAllowed},
  * the publishing thread itself (an event loop) when nothing is queued, taken or running, for its
  * one publish. That saves a publish two wake-ups, to the writer and back to the loop, each 1-8 ms
  * on a core shared with a busy fan-out. Only where a batch does not wait on anything but memory:
@@ -68,14 +69,15 @@ public final class Publisher implements AutoCloseable {
     private final Ingest ingest;
     private final Apply apply;
     private final BlockingQueue<Request> pending;
-    /** Held while a batch runs, by the writer thread or a publishing thread (see {@link #callerRuns}). */
+    /** Held while a batch runs, by the writer thread or a publishing thread (see {@link #mayRunHere}). */
     private final ReentrantLock writing = new ReentrantLock();
     /** Guarded by {@link #writing}: the batch being run, reused. */
     private final PublishBatch batch = new PublishBatch(MAX_BATCH);
-    /** A publishing thread may run its publish itself when the writer is idle (see the class doc). */
-    private final boolean callerRuns;
-    /** Asked before each such run: whether the store can append at once now. */
-    private final java.util.function.BooleanSupplier inlineAllowed;
+    /**
+     * Null: every publish goes through the queue. Else a publishing thread may run its publish
+     * itself when the writer is idle, asked before each such run: whether the store can append at once.
+     */
+    private final BooleanSupplier inlineAllowed;
     /** Set by the writer thread from taking requests off the queue until it has run them. */
     private volatile boolean claimed;
     private final Thread writer;
@@ -93,11 +95,10 @@ public final class Publisher implements AutoCloseable {
      *                      nothing else (a local sequencer, no fsync): the caller is an event loop
      */
     public Publisher(EventHistory history, Sequencer sequencer, TopicHub hub, ServerMetrics metrics, LongSupplier clock,
-                     int queueCapacity, java.util.function.BooleanSupplier inlineAllowed) {
+                     int queueCapacity, BooleanSupplier inlineAllowed) {
         if (inlineAllowed != null && sequencer.storesEvents()) {
             throw new IllegalArgumentException("a sequencer that stores events waits on the network: not on the caller");
         }
-        this.callerRuns = inlineAllowed != null;
         this.inlineAllowed = inlineAllowed;
         this.ingest = new Ingest(history, sequencer, metrics);
         this.apply = new Apply(history, hub, clock);
@@ -114,9 +115,7 @@ public final class Publisher implements AutoCloseable {
     public CompletableFuture<Result> publish(String topic, byte[] data, String idempotencyKey) {
         CompletableFuture<Result> answer = new CompletableFuture<>();
         Request request = new Request(topic, data, idempotencyKey, answer, System.nanoTime());
-        if (callerRuns && accepting && data.length <= INLINE_MAX_BYTES && pending.isEmpty() && !claimed
-                && !writing.isHeldByCurrentThread() // made inside a batch (a callback on its thread): queued, never nested
-                && !writing.hasQueuedThreads() && inlineAllowed.getAsBoolean() && writing.tryLock()) {
+        if (mayRunHere(data) && writing.tryLock()) {
             try {
                 // Re-read under the lock: close() takes it before it stops, so nothing runs after.
                 // The queue may have filled meanwhile; this publish goes first, the writer takes those.
@@ -222,6 +221,17 @@ public final class Publisher implements AutoCloseable {
         apply.commit(batch, ingest);
     }
 
+    /**
+     * Whether the publishing thread may run a publish of {@code data} itself: allowed, small, and the
+     * writer idle (nothing queued or taken off the queue, nobody waiting for the lock); never from
+     * inside a batch on this thread (a callback), which is queued rather than nested.
+     */
+    private boolean mayRunHere(byte[] data) {
+        return inlineAllowed != null && accepting && data.length <= INLINE_MAX_BYTES && pending.isEmpty()
+                && !claimed && !writing.isHeldByCurrentThread() && !writing.hasQueuedThreads()
+                && inlineAllowed.getAsBoolean();
+    }
+
     private boolean hasWriterTasks() {
         synchronized (writerTasks) {
             return !writerTasks.isEmpty();
@@ -230,7 +240,7 @@ public final class Publisher implements AutoCloseable {
 
     /** Whether a publishing thread may run its own publish (store.appendOnEventLoop, where it applies). */
     public boolean callerRuns() {
-        return callerRuns;
+        return inlineAllowed != null;
     }
 
     /** Tests: no batch running and nothing queued, so a publishing thread that may run its publish will. */
