@@ -9,7 +9,7 @@
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd); peers=${PEERS:-$root/../shared/peers}
 n=${1:-100000}; port=${PORT:-18190}; dir=$(mktemp -d); topic=replay$$
-jar=$root/server/target/push-server.jar
+jar=${JAR:-$root/server/target/push-server.jar}
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf $dir' EXIT
 [ -f "$peers/replay.mjs" ] || { echo "no peers driver at $peers (set PEERS to the peers folder)" >&2; exit 1; }

@@ -65,6 +65,13 @@ public final class PushServer implements AutoCloseable {
     private static final Duration CONNECTION_COUNT_EVERY = Duration.ofSeconds(2);
     /** Fewer returning clients than this cannot make a herd: all at once is a millisecond of work. */
     static final int RAMP_MIN_CLIENTS = 100;
+    /**
+     * Added to a single node's own launch and start for the restart a drain plans the returns
+     * after: the closes' pacing (1 s) and the old process's exit after its last close.
+     */
+    static final long EXIT_ALLOWANCE_MILLIS = 2_000;
+    /** The longest restart a drain waits for: clients of a node that starts slower do come back later. */
+    static final long MAX_RETURNS_AFTER_MILLIS = 60_000;
 
     private final ServerConfig config;
     private final Lifecycle lifecycle = new Lifecycle();
@@ -92,23 +99,35 @@ public final class PushServer implements AutoCloseable {
     private final AccessControl access;
     private final ReloadingSslContext tls; // null without tls.certFile
     private final boolean scratch; // the live warm-up's server (LiveWarmup): quiet
+    /** See {@link #returnsAfterMillis()}; set when the server is ready. */
+    private volatile long returnsAfterMillis;
 
     /** Starts a server with the system clock. */
     public static PushServer start(ServerConfig config) throws InterruptedException {
-        return new PushServer(config, SystemTimeProvider.INSTANCE, false);
+        return new PushServer(config, SystemTimeProvider.INSTANCE, false, Duration.ZERO);
+    }
+
+    /**
+     * Starts the daemon's server: {@code launched} is how long its process took to get here (the
+     * JVM's launch, the configuration), which the next process takes too, so a drain counts it
+     * into the restart it plans the clients' returns after ({@code drain.expectRestart}).
+     */
+    public static PushServer start(ServerConfig config, Duration launched) throws InterruptedException {
+        return new PushServer(config, SystemTimeProvider.INSTANCE, false, launched);
     }
 
     /** Starts a server whose store reads time from {@code clock} (tests move it forward). */
     public static PushServer start(ServerConfig config, TimeProvider clock) throws InterruptedException {
-        return new PushServer(config, clock, false);
+        return new PushServer(config, clock, false, Duration.ZERO);
     }
 
     /** The live warm-up's scratch server: the same, with its start and stop logged at debug only. */
     static PushServer startScratch(ServerConfig config) throws InterruptedException {
-        return new PushServer(config, SystemTimeProvider.INSTANCE, true);
+        return new PushServer(config, SystemTimeProvider.INSTANCE, true, Duration.ZERO);
     }
 
-    private PushServer(ServerConfig config, TimeProvider clock, boolean scratch) throws InterruptedException {
+    private PushServer(ServerConfig config, TimeProvider clock, boolean scratch, Duration launched)
+            throws InterruptedException {
         long t0 = System.nanoTime();
         this.config = config;
         this.scratch = scratch;
@@ -159,7 +178,7 @@ public final class PushServer implements AutoCloseable {
                     + "(+25 %) from the first upgrade until they are open again", expectedClients, window);
         }
         this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions,
-                open -> connectionCount.writeFinal(expectedBack(open)));
+                open -> connectionCount.writeFinal(expectedBack(open)), () -> returnsAfterMillis);
         ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
         ServerContext context = new ServerContext(config, history, publisher, lifecycle, clientAddress, metrics,
                 new SessionContext(config.limits(), history, hub, lifecycle, hints, admission, sessions, metrics,
@@ -184,9 +203,14 @@ public final class PushServer implements AutoCloseable {
         }
         housekeeping.scheduleWithFixedDelay(() -> connectionCount.write(expectedBack(sessions.size())),
                 CONNECTION_COUNT_EVERY.toMillis(), CONNECTION_COUNT_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+        long startupMillis = (System.nanoTime() - t0) / 1_000_000;
+        // A single node's next process serves only once this one has exited and it has started,
+        // which takes about as long as this start took; a cluster's other nodes serve at once.
+        this.returnsAfterMillis = scratch || shared != null || !config.drain().expectRestart() ? 0
+                : Math.min(MAX_RETURNS_AFTER_MILLIS, launched.toMillis() + startupMillis + EXIT_ALLOWANCE_MILLIS);
         lifecycle.advanceTo(ServerState.READY);
         if (!scratch) {
-            logReady(chosen.name(), (System.nanoTime() - t0) / 1_000_000);
+            logReady(chosen.name(), startupMillis);
             AccessControl.warnIfOpen(config.auth().mode(), config.server().host(),
                     config.security().publishAllowedFrom());
         }
@@ -304,6 +328,16 @@ public final class PushServer implements AutoCloseable {
                     caps.maxPerAddress(), openFiles < 0 ? "unknown" : openFiles);
         }
         return caps;
+    }
+
+    /**
+     * Milliseconds from a drain's first close until the clients can be served again, where the
+     * drain's planned returns begin: for a single node with {@code drain.expectRestart}, its own
+     * launch and start plus {@link #EXIT_ALLOWANCE_MILLIS} (at most {@link #MAX_RETURNS_AFTER_MILLIS});
+     * otherwise 0.
+     */
+    public long returnsAfterMillis() {
+        return returnsAfterMillis;
     }
 
     private void logReady(String transport, long startupMillis) {

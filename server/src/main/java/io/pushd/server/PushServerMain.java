@@ -3,6 +3,7 @@ package io.pushd.server;
 import io.pushd.server.config.ConfigException;
 import io.pushd.server.config.ConfigLoader;
 import io.pushd.server.config.ServerConfig;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -255,15 +256,17 @@ public final class PushServerMain implements Callable<Integer> {
      * prematurely" (one CI run in many): exit 1, retried forever by a supervisor, instead of 2.
      */
     private static PushServer startOnceMoreIfRedisDidNotSay(ServerConfig config) throws InterruptedException {
+        // how long the JVM and the configuration took: the next process takes it again after a drain
+        Duration launched = Duration.ofMillis(ManagementFactory.getRuntimeMXBean().getUptime());
         try {
-            return PushServer.start(config);
+            return PushServer.start(config, launched);
         } catch (io.lettuce.core.RedisException e) {
             if (redisRefusal(e) != null) {
                 throw e;
             }
             LoggerFactory.getLogger(PushServerMain.class).info("Redis did not answer at start; trying once more");
             Thread.sleep(250);
-            return PushServer.start(config); // everything the first attempt opened is closed again
+            return PushServer.start(config, launched); // everything the first attempt opened is closed again
         }
     }
 

@@ -296,7 +296,8 @@ class CloseHandshakeTest {
 
     @Test
     void theDrainGivesEachConnectionOne1012() throws Exception {
-        own(c -> c.withDrain(new ServerConfig.Drain(Duration.ZERO, Duration.ofSeconds(1), Duration.ofSeconds(10))));
+        own(c -> c.withDrain(new ServerConfig.Drain(Duration.ZERO, Duration.ofSeconds(1), Duration.ofSeconds(10),
+                false)));
         try (RawWebSocket a = open(own); RawWebSocket b = open(own)) {
             Thread drain = new Thread(own::drain);
             drain.start();

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * SIGTERM on the packaged server: readiness off at once, work taken during the balancer grace and
- * refused after it, every WebSocket closed with 1012 and a retry hint spread over the window, a
- * clean exit, and nothing lost.
+ * refused after it, every WebSocket closed with 1012 and a retry hint spread over the window (from
+ * when a restart of this single node would be over), a clean exit, and nothing lost.
  */
 class DrainIT {
 
@@ -193,12 +193,21 @@ class DrainIT {
             Thread.sleep(i == 0 ? 0 : 50);
         }
         assertThat(answered).as("clients that sent their close frame back").isEqualTo(CLIENTS);
+        // A single node's returns begin once a restart would be over: its own launch and start
+        // (the next process takes as long) plus 2 s for the closes and its exit
+        // (drain.expectRestart, on by default), said in the drain's log line.
+        long startup = logged(server.output(), "events recovered in (\\d+) ms");
+        long after = logged(server.output(), "retry window from (\\d+) ms on");
+        assertThat(after).as("returns planned after, ms; the start took %d ms", startup)
+                .isBetween(startup + 2_000, startup + 2_000 + 30_000);
         long span = PACING_MILLIS + WINDOW_MILLIS;
-        assertThat(hints).allSatisfy(h -> assertThat(h).isBetween(0L, span));
+        assertThat(hints).allSatisfy(h -> assertThat(h).isBetween(after - PACING_MILLIS, after + span));
         long firstClose = Arrays.stream(closedAt).min().orElseThrow();
         int[] perSecond = new int[(int) (span / 1000)];
         for (int i = 0; i < CLIENTS; i++) {
-            long due = (closedAt[i] - firstClose) / 1_000_000 + hints.get(i);
+            long due = (closedAt[i] - firstClose) / 1_000_000 + hints.get(i) - after;
+            assertThat(due).as("due back %d ms after the restart (close %d + hint %d)", due,
+                    (closedAt[i] - firstClose) / 1_000_000, hints.get(i)).isGreaterThanOrEqualTo(-50);
             perSecond[(int) Math.min(due / 1000, perSecond.length - 1)]++; // the span's end counts to the last slice
         }
         for (int s = 0; s < perSecond.length; s++) {
@@ -226,6 +235,13 @@ class DrainIT {
                     .as("replay of " + topic.getKey()).containsExactlyElementsOf(topic.getValue());
             assertThat(c.messages.poll(200, TimeUnit.MILLISECONDS)).as("more events in " + topic.getKey()).isNull();
         }
+    }
+
+    /** The number the first match of {@code regex} in the server's output captured. */
+    private static long logged(String output, String regex) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(regex).matcher(output);
+        assertThat(m.find()).as("'%s' in the server's output:%n%s", regex, output).isTrue();
+        return Long.parseLong(m.group(1));
     }
 
     private static String topic(int i) {

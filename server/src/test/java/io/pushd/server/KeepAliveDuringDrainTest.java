@@ -39,7 +39,8 @@ class KeepAliveDuringDrainTest {
     @Test
     void fromTheDrainOnEachHttpAnswerClosesItsKeptAliveConnection() throws Exception {
         ServerConfig c = TestServers.config(dir.resolve("data"));
-        c = c.withDrain(new ServerConfig.Drain(Duration.ofSeconds(3), c.drain().minWindow(), c.drain().deadline()));
+        c = c.withDrain(new ServerConfig.Drain(Duration.ofSeconds(3), c.drain().minWindow(), c.drain().deadline(),
+                c.drain().expectRestart()));
         server = TestServers.start(c);
         try (Socket before = connect(); Socket during = connect(); Socket pipelined = connect()) {
             String first = RawHttp.exchangeOn(before, publish("{\"n\":1}"));

@@ -230,7 +230,7 @@ class LimitsTest {
     @Test
     void readinessAndPublishesAreRefusedWhileDraining() throws Exception {
         start(c -> c.withDrain(new ServerConfig.Drain(Duration.ofMillis(800), Duration.ofSeconds(5),
-                Duration.ofSeconds(25))));
+                Duration.ofSeconds(25), false)));
         assertThat(Http.get(server.port(), "/readyz").status()).isEqualTo(200);
         // a peer that never answers the close frame keeps the drain waiting for a while
         RawWebSocket mute = RawWebSocket.open(server.port(), "topic=t", 64 * 1024);

@@ -22,13 +22,14 @@ public final class TestServers {
     private TestServers() {
     }
 
-    /** Defaults, except: {@code port} (0: ephemeral) on 127.0.0.1, data in {@code dataDir}, no balancer grace, no replay or live warm-up. */
+    /** Defaults, except: {@code port} (0: ephemeral) on 127.0.0.1, data in {@code dataDir}, no balancer grace, no replay or live warm-up, no returns planned after a restart. */
     public static ServerConfig config(Path dataDir, int port) {
         ServerConfig d = ServerConfig.defaults();
         return d.withServer(new ServerConfig.Server("127.0.0.1", port, 2))
                 .withStore(d.store().withDataDir(dataDir.toString()).withReplayWarmup(false))
                 .withFanout(d.fanout().withWarmup(false))
-                .withDrain(new ServerConfig.Drain(Duration.ZERO, d.drain().minWindow(), d.drain().deadline()));
+                .withDrain(new ServerConfig.Drain(Duration.ZERO, d.drain().minWindow(), d.drain().deadline(),
+                        false));
     }
 
     public static PushServer start(Path dataDir) throws InterruptedException {

@@ -222,8 +222,14 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
     }
 
-    /** The orderly stop: readiness off, grace for the balancer, paced 1012 closes, bounded wait. */
-    public record Drain(Duration lbGrace, Duration minWindow, Duration deadline) {
+    /**
+     * The orderly stop: readiness off, grace for the balancer, paced 1012 closes, bounded wait.
+     * With {@code expectRestart} a single node plans the clients' returns after its own start-up
+     * time (see {@code PushServer#returnsAfterMillis}): its next process cannot serve before the
+     * old one has exited and started again, and clients hinted back earlier would fail and back
+     * off for longer. A cluster node never does (the other nodes take its clients at once).
+     */
+    public record Drain(Duration lbGrace, Duration minWindow, Duration deadline, boolean expectRestart) {
         public static final Duration DEFAULT_LB_GRACE = Duration.ofSeconds(2);
         public static final Duration DEFAULT_MIN_WINDOW = Duration.ofSeconds(5);
         public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(25);
@@ -236,7 +242,11 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
 
         public static Drain defaults() {
-            return new Drain(DEFAULT_LB_GRACE, DEFAULT_MIN_WINDOW, DEFAULT_DEADLINE);
+            return new Drain(DEFAULT_LB_GRACE, DEFAULT_MIN_WINDOW, DEFAULT_DEADLINE, true);
+        }
+
+        public Drain withExpectRestart(boolean expect) {
+            return new Drain(lbGrace, minWindow, deadline, expect);
         }
     }
 

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import java.util.function.IntConsumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,7 +23,8 @@ import org.slf4j.LoggerFactory;
  *   <li>CLOSING: new work refused; every open session is closed with 1012 and a hint that
  *       brings it back within {@link #CLOSE_PACING} plus {@link RetryHints#windowMillis} (the
  *       window the fleet needs to take them back), the returns planned evenly over that span,
- *       the closes paced over {@link #CLOSE_PACING};</li>
+ *       the closes paced over {@link #CLOSE_PACING}; the span begins when the server says the
+ *       clients can be served again (at once, or once a restarted single node is up);</li>
  *   <li>waiting for the closing handshakes, bounded by {@code drain.deadline} less
  *       {@link #STOP_RESERVE} and by {@link #MAX_HANDSHAKE_WAIT}.</li>
  * </ol>
@@ -45,6 +47,8 @@ public final class Drainer {
     private final RetryHints hints;
     private final Sessions sessions;
     private final IntConsumer expectBack;
+    /** Milliseconds from the first close until the clients can be served again (0: at once). */
+    private final LongSupplier returnsAfter;
     /** Thread.sleep, as a rule: a test makes one pause overrun, as on a starved core. */
     private final Consumer<Duration> pause;
 
@@ -53,17 +57,22 @@ public final class Drainer {
      *                   them back, see {@link ConnectionCountCheckpoint})
      */
     public Drainer(ServerConfig.Drain config, Lifecycle lifecycle, RetryHints hints, Sessions sessions,
-                   IntConsumer expectBack) {
-        this(config, lifecycle, hints, sessions, expectBack, Drainer::sleep);
+                   IntConsumer expectBack, LongSupplier returnsAfter) {
+        this(config, lifecycle, hints, sessions, expectBack, returnsAfter, Drainer::sleep);
     }
 
+    /**
+     * @param returnsAfter milliseconds from the first close until the clients can be served
+     *                     again: where the planned returns begin (asked at the drain)
+     */
     Drainer(ServerConfig.Drain config, Lifecycle lifecycle, RetryHints hints, Sessions sessions,
-            IntConsumer expectBack, Consumer<Duration> pause) {
+            IntConsumer expectBack, LongSupplier returnsAfter, Consumer<Duration> pause) {
         this.config = config;
         this.lifecycle = lifecycle;
         this.hints = hints;
         this.sessions = sessions;
         this.expectBack = expectBack;
+        this.returnsAfter = returnsAfter;
         this.pause = pause;
     }
 
@@ -83,9 +92,16 @@ public final class Drainer {
         List<Session> open = sessions.snapshot();
         expectBack.accept(open.size());
         long windowMillis = hints.windowMillis(open.size());
-        log.info("closing {} connection(s) with {} over a {} ms retry window", open.size(),
-                CloseCode.SERVICE_RESTART.describe(), windowMillis);
-        closePaced(open, windowMillis);
+        long afterMillis = Math.max(0, returnsAfter.getAsLong());
+        if (afterMillis == 0) {
+            log.info("closing {} connection(s) with {} over a {} ms retry window", open.size(),
+                    CloseCode.SERVICE_RESTART.describe(), windowMillis);
+        } else {
+            log.info("closing {} connection(s) with {} over a {} ms retry window from {} ms on (the time this "
+                    + "node took to launch and start, and its exit: drain.expectRestart)", open.size(),
+                    CloseCode.SERVICE_RESTART.describe(), windowMillis, afterMillis);
+        }
+        closePaced(open, windowMillis, afterMillis);
         long waitNanos = Math.max(0, deadline - System.nanoTime() - STOP_RESERVE.toNanos());
         Sessions.awaitClosed(open, Duration.ofNanos(Math.min(waitNanos, MAX_HANDSHAKE_WAIT.toNanos())));
         return true;
@@ -93,7 +109,8 @@ public final class Drainer {
 
     /**
      * Closes {@code open} over {@link #CLOSE_PACING} and plans their returns over
-     * {@code CLOSE_PACING + windowMillis} from the first close: the k-th closed (in random order)
+     * {@code CLOSE_PACING + windowMillis} from {@code afterMillis} after the first close (all of
+     * it later by as much when a restart must come first): the k-th closed (in random order)
      * is due back at a random instant within the k-th of n equal slices of that span, the first
      * at its very start and the last at its very end, and its hint is that instant less the time
      * it was closed. Independent uniform hints would bunch by chance and, for a node's hundred
@@ -106,7 +123,7 @@ public final class Drainer {
      * come that much late while the last stays put, so the spread would shrink by the stall
      * (seen: 5.0 s instead of 6 with a second's stall, a third of a node's clients in one second).
      */
-    private void closePaced(List<Session> open, long windowMillis) {
+    private void closePaced(List<Session> open, long windowMillis, long afterMillis) {
         List<Session> order = new ArrayList<>(open);
         Collections.shuffle(order);
         int n = order.size();
@@ -119,7 +136,7 @@ public final class Drainer {
             Session s = order.get(k);
             long hint;
             if (n == 1) {
-                hint = hints.within(windowMillis);
+                hint = afterMillis + hints.within(windowMillis);
             } else {
                 double slot = k == 0 ? 0 : k == n - 1 ? n : k + ThreadLocalRandom.current().nextDouble();
                 long dueMillis = Math.round(spanMillis * slot / n) + lagMillis;
@@ -128,7 +145,7 @@ public final class Drainer {
                     lagMillis += elapsedMillis - dueMillis;
                     dueMillis = elapsedMillis;
                 }
-                hint = dueMillis - elapsedMillis;
+                hint = afterMillis + dueMillis - elapsedMillis;
             }
             s.close(CloseCode.SERVICE_RESTART, hint);
             if ((k + 1) % perSlice == 0 && k + 1 < n) {

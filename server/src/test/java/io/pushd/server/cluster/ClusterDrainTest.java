@@ -7,6 +7,7 @@ import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.EventId;
 import io.pushd.server.PushServer;
 import io.pushd.server.config.Cluster;
+import io.pushd.server.config.ServerConfig;
 import io.pushd.server.testing.Http;
 import io.pushd.server.testing.TestServers;
 import io.pushd.server.testing.WsClient;
@@ -43,7 +44,10 @@ class ClusterDrainTest {
     void aDrainingNodesClientGets1012WithAHintAndResumesOnAnotherNodeWithNoGap() throws Exception {
         redis = RedisProcess.start(dir);
         Cluster cluster = new Cluster(redis.uri(), Duration.ofSeconds(2));
-        a = TestServers.start(TestServers.config(Files.createDirectories(dir.resolve("a"))).withCluster(cluster));
+        ServerConfig configA = TestServers.config(Files.createDirectories(dir.resolve("a"))).withCluster(cluster);
+        // a restart of a node is no reason to keep its clients away: the other nodes serve them
+        a = TestServers.start(configA.withDrain(configA.drain().withExpectRestart(true)));
+        assertThat(a.returnsAfterMillis()).as("returns planned after a restart, cluster node").isZero();
         b = TestServers.start(TestServers.config(Files.createDirectories(dir.resolve("b"))).withCluster(cluster));
         String last = null;
         try (WsClient onA = WsClient.connect(a.port(), "topic=d")) {
@@ -59,6 +63,7 @@ class ClusterDrainTest {
             assertThat(onA.awaitClose(Duration.ofSeconds(20))).isEqualTo(1012);
             OptionalLong hint = CloseCode.parseRetryMs(onA.closeReason());
             assertThat(hint).as("retry hint in '%s'", onA.closeReason()).isPresent();
+            assertThat(hint.getAsLong()).as("hint, ms").isBetween(0L, ServerConfig.Drain.DEFAULT_MIN_WINDOW.toMillis());
             Http.publish(b.port(), "d", "{\"i\":4}"); // while the client is away
             drain.join(30_000);
         }

@@ -45,6 +45,15 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void aSingleNodesDrainExpectsARestartUnlessTurnedOff() {
+        assertThat(ServerConfig.defaults().drain().expectRestart()).isTrue();
+
+        assertThat(ConfigLoader.load(null, Map.of("drain.expectRestart", "false")).drain().expectRestart()).isFalse();
+        assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("drain.expectRestart", "sometimes")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("drain.expectRestart");
+    }
+
+    @Test
     void noFileAndNoOverridesGivesTheDefaults() {
         assertThat(ConfigLoader.load(null, Map.of())).isEqualTo(ServerConfig.defaults());
     }

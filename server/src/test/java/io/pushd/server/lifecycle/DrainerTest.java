@@ -80,8 +80,12 @@ class DrainerTest {
     }
 
     private Drainer drainer(Duration lbGrace) {
-        return new Drainer(new ServerConfig.Drain(lbGrace, Duration.ofSeconds(5), lbGrace.plusSeconds(3)), lifecycle,
-                hints, sessions, expectedBack::set);
+        return drainer(lbGrace, 0);
+    }
+
+    private Drainer drainer(Duration lbGrace, long returnsAfterMillis) {
+        return new Drainer(new ServerConfig.Drain(lbGrace, Duration.ofSeconds(5), lbGrace.plusSeconds(3), true),
+                lifecycle, hints, sessions, expectedBack::set, () -> returnsAfterMillis);
     }
 
     @Test
@@ -130,13 +134,47 @@ class DrainerTest {
     }
 
     @Test
+    void aRestartToWaitForMovesTheWholePlanLaterByItsLengthAndKeepsItsSpread() throws Exception {
+        lifecycle.advanceTo(ServerState.READY);
+        int n = 100;
+        List<RecordingSink> sinks = openSessions(n);
+        long restart = 7_300;
+
+        assertThat(drainer(Duration.ZERO, restart).drain()).isTrue();
+
+        List<Double> dueMs = dueMillis(sinks);
+        double span = Drainer.CLOSE_PACING.toMillis() + hints.windowMillis(n);
+        // nobody is due back before the restart is over (they would find no server and back
+        // off), and from then on the returns are the same even plan over the same span
+        assertThat(dueMs.get(0)).isBetween(restart - 2.0, restart + 2.0);
+        assertThat(dueMs.get(n - 1)).isBetween(restart + span - 2, restart + span + 2);
+        double slice = span / n;
+        for (int i = 1; i < n; i++) {
+            assertThat(dueMs.get(i) - restart).as("return %d of %s in its own slice", i, dueMs)
+                    .isBetween(slice * (i == n - 1 ? n : i) - 2, slice * (i + 1) + 2);
+        }
+    }
+
+    @Test
+    void aSingleSessionWaitsForTheRestartToo() throws Exception {
+        lifecycle.advanceTo(ServerState.READY);
+        RecordingSink sink = openSessions(1).get(0);
+
+        assertThat(drainer(Duration.ZERO, 4_000).drain()).isTrue();
+
+        long retryMs = CloseCode.parseRetryMs(sink.closes.get(0).substring(5)).orElseThrow();
+        assertThat(retryMs).isBetween(4_000L, 4_000L + hints.windowMillis(1));
+    }
+
+    @Test
     void aDrainThatFallsBehindItsPlanMovesTheRestOfItInsteadOfSendingThoseDueMeanwhileBackAtOnce() throws Exception {
         lifecycle.advanceTo(ServerState.READY);
         int n = 100;
         List<RecordingSink> sinks = openSessions(n);
         AtomicInteger pauses = new AtomicInteger();
-        Drainer stalling = new Drainer(new ServerConfig.Drain(Duration.ZERO, Duration.ofSeconds(5), Duration.ofSeconds(4)),
-                lifecycle, hints, sessions, expectedBack::set, d -> {
+        Drainer stalling = new Drainer(new ServerConfig.Drain(Duration.ZERO, Duration.ofSeconds(5), Duration.ofSeconds(4),
+                true),
+                lifecycle, hints, sessions, expectedBack::set, () -> 0, d -> {
                     // the first pause between slices overruns by a second, as on a starved core
                     sleepMillis(d.toMillis() + (d.isZero() || pauses.incrementAndGet() != 1 ? 0 : 1_000));
                 });
