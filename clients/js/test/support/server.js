@@ -58,9 +58,13 @@ function serverEnv() {
 }
 
 export class JarServer {
-  /** Short drain settings and no live warm-up, so that a restart takes a couple of seconds, not the production 5-25 s. */
+  /**
+   * Short drain settings and no live warm-up, so that a restart takes a couple of seconds, not the production 5-25 s;
+   * and hints from 0 rather than after the node's own start (drain.expectRestart, tested on the server): the client
+   * under test honours whatever hint it gets, and its tests restart the jar themselves.
+   */
   static FAST = ['--set', 'drain.lbGrace=0s', '--set', 'drain.minWindow=1s', '--set', 'drain.deadline=5s',
-    '--set', 'reconnect.rampAfterStart=false', '--set', 'fanout.warmup=false'];
+    '--set', 'drain.expectRestart=false', '--set', 'reconnect.rampAfterStart=false', '--set', 'fanout.warmup=false'];
 
   constructor(name, args = JarServer.FAST) {
     this.name = name;
