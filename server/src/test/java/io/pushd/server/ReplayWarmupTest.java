@@ -55,6 +55,27 @@ class ReplayWarmupTest {
     }
 
     @Test
+    void aServerThatWarmsUpCollectsTheWarmUpsGarbageBeforeItOpensItsPort() throws Exception {
+        long before = fullCollections();
+        ServerConfig c = TestServers.config(dataDir);
+        PushServer server = TestServers.start(c.withStore(c.store().withReplayWarmup(true)));
+        try {
+            // System.gc() is a full collection with the serial, parallel and G1 collectors
+            assertThat(fullCollections()).as("full collections during the start").isGreaterThan(before);
+        } finally {
+            server.close();
+        }
+    }
+
+    /** Full (old generation) collections of this JVM so far, whichever collector it runs. */
+    private static long fullCollections() {
+        return java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .filter(gc -> java.util.Set.of("MarkSweepCompact", "PS MarkSweep", "G1 Old Generation")
+                        .contains(gc.getName()))
+                .mapToLong(java.lang.management.GarbageCollectorMXBean::getCollectionCount).sum();
+    }
+
+    @Test
     void aLeftoverScratchStoreOfAKilledStartIsReplacedAndDeleted() throws Exception {
         Path leftover = dataDir.resolve(ReplayWarmup.DIRECTORY);
         Files.createDirectories(leftover.resolve("log"));
