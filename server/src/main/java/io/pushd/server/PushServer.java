@@ -187,13 +187,15 @@ public final class PushServer implements AutoCloseable {
         try {
             // Cluster mode reads replays from RedisHistory (its ring, its cache): a warm-up on the
             // local store would compile the call sites for the wrong class and be thrown away.
-            if (sc.replayWarmup() && store != null) {
+            boolean replayWarmup = sc.replayWarmup() && store != null;
+            boolean liveWarmup = config.fanout().warmup() && store != null; // the same reason as the replay's
+            if (replayWarmup) {
                 warmUpReplay(Path.of(sc.dataDir()), channelType); // before the port opens: clients replay compiled code
             }
-            if (config.fanout().warmup() && store != null) { // the same reason as the replay's
+            if (liveWarmup) {
                 warmUpLive(Path.of(sc.dataDir())); // before the port opens: publishes and fan-out run compiled code
             }
-            if (!scratch && store != null && (sc.replayWarmup() || config.fanout().warmup())) {
+            if (replayWarmup || liveWarmup) { // (the live warm-up's scratch server has neither)
                 collectStartGarbage();
             }
             this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
