@@ -67,9 +67,12 @@ public final class PushServer implements AutoCloseable {
     static final int RAMP_MIN_CLIENTS = 100;
     /**
      * Added to a single node's own launch and start for the restart a drain plans the returns
-     * after: the closes' pacing (1 s) and the old process's exit after its last close.
+     * after: the old process's stay after its first close, at its longest ({@link Drainer#LONGEST_CLOSE},
+     * 6 s). With 2 s, a loaded machine's SSE drain that took 4 s to exit sent two thirds of 300
+     * clients back before the next process was ready (CI): a client a few seconds late costs those
+     * seconds, one too early a failed attempt and a longer backoff.
      */
-    static final long EXIT_ALLOWANCE_MILLIS = 2_000;
+    static final long EXIT_ALLOWANCE_MILLIS = Drainer.LONGEST_CLOSE.toMillis();
     /** The longest restart a drain waits for: clients of a node that starts slower do come back later. */
     static final long MAX_RETURNS_AFTER_MILLIS = 60_000;
 

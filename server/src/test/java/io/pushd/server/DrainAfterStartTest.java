@@ -41,7 +41,7 @@ class DrainAfterStartTest {
         long startMillis = (System.nanoTime() - t0) / 1_000_000;
 
         long after = server.returnsAfterMillis();
-        assertThat(after).as("the launch (1.5 s), the start (%d ms here) and 2 s for the closes and the exit",
+        assertThat(after).as("the launch (1.5 s), the start (%d ms here) and 6 s for the closes and the exit",
                 startMillis).isBetween(1_500 + PushServer.EXIT_ALLOWANCE_MILLIS,
                 1_500 + startMillis + PushServer.EXIT_ALLOWANCE_MILLIS);
         assertThat(hintOfADrainedClient()).as("hint, ms")

@@ -41,6 +41,11 @@ public final class Drainer {
     static final Duration STOP_RESERVE = Duration.ofSeconds(2);
     /** Closing handshakes that take longer than this are cut by the stop (each is force-closed in 3 s anyway). */
     static final Duration MAX_HANDSHAKE_WAIT = Duration.ofSeconds(5);
+    /**
+     * The longest a drain keeps the process after its first close (the pacing, then the wait for
+     * the closing handshakes): a restart's next process cannot start before this has passed.
+     */
+    public static final Duration LONGEST_CLOSE = CLOSE_PACING.plus(MAX_HANDSHAKE_WAIT);
 
     private final ServerConfig.Drain config;
     private final Lifecycle lifecycle;
