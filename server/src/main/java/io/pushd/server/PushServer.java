@@ -18,7 +18,9 @@ import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.ConnectionCountCheckpoint;
 import io.pushd.server.lifecycle.Drainer;
 import io.pushd.server.lifecycle.Lifecycle;
+import io.pushd.server.lifecycle.HintFile;
 import io.pushd.server.lifecycle.RetryHints;
+import io.pushd.server.lifecycle.ReturnPlan;
 import io.pushd.server.lifecycle.ServerState;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.pipeline.AcceptErrorHandler;
@@ -75,6 +77,10 @@ public final class PushServer implements AutoCloseable {
     static final long EXIT_ALLOWANCE_MILLIS = Drainer.LONGEST_CLOSE.toMillis();
     /** The longest restart a drain waits for: clients of a node that starts slower do come back later. */
     static final long MAX_RETURNS_AFTER_MILLIS = 60_000;
+    /** In the data directory: how long the last start's warm-ups took with the port open, the next one's estimate. */
+    static final String WARMUP_FILE = "warmup-ms";
+    /** The estimate when no start recorded one: the warm-ups took 5-7 s on this project's 2-core machine. */
+    static final long DEFAULT_WARMUP_MILLIS = 5_000;
 
     private final ServerConfig config;
     private final Lifecycle lifecycle = new Lifecycle();
@@ -102,8 +108,8 @@ public final class PushServer implements AutoCloseable {
     private final AccessControl access;
     private final ReloadingSslContext tls; // null without tls.certFile
     private final boolean scratch; // the live warm-up's server (LiveWarmup): quiet
-    /** See {@link #returnsAfterMillis()}; set when the server is ready. */
-    private volatile long returnsAfterMillis;
+    /** When clients sent away while this server does not serve come back; the drain's offset is set at READY. */
+    private final ReturnPlan returns;
 
     /** Starts a server with the system clock. */
     public static PushServer start(ServerConfig config) throws InterruptedException {
@@ -180,31 +186,28 @@ public final class PushServer implements AutoCloseable {
             log.info("start-up ramp: {} connection(s) before the restart, admitted no faster than over {} ms "
                     + "(+25 %) from the first upgrade until they are open again", expectedClients, window);
         }
+        this.returns = new ReturnPlan(lifecycle, hints);
         this.drainer = new Drainer(config.drain(), lifecycle, hints, sessions,
-                open -> connectionCount.writeFinal(expectedBack(open)), () -> returnsAfterMillis);
+                open -> connectionCount.writeFinal(expectedBack(open)), returns::afterDrainMillis);
         ClientAddress clientAddress = new ClientAddress(config.security().trustedProxies());
         ServerContext context = new ServerContext(config, history, publisher, lifecycle, clientAddress, metrics,
                 new SessionContext(config.limits(), history, hub, lifecycle, hints, admission, sessions, metrics,
-                        access));
+                        access, returns));
         this.tcpConnections = tcpCaps(config, clientAddress, metrics, scratch);
         try {
             // Cluster mode reads replays from RedisHistory (its ring, its cache): a warm-up on the
             // local store would compile the call sites for the wrong class and be thrown away.
             boolean replayWarmup = sc.replayWarmup() && store != null;
             boolean liveWarmup = config.fanout().warmup() && store != null; // the same reason as the replay's
-            if (replayWarmup) {
-                warmUpReplay(Path.of(sc.dataDir()), channelType); // before the port opens: clients replay compiled code
-            }
-            if (liveWarmup) {
-                warmUpLive(Path.of(sc.dataDir())); // before the port opens: publishes and fan-out run compiled code
-            }
-            if (replayWarmup || liveWarmup) { // (the live warm-up's scratch server has neither)
-                collectStartGarbage();
-            }
+            // The port opens before the warm-ups (seconds): a client that reconnects meanwhile is
+            // told when to come back (ReturnPlan) instead of being refused and backing off blind.
             this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
                     config.server().port());
             this.adminChannel = config.server().adminPort() == null ? null
                     : bind(channelType, new AdminInitializer(context), config.server().adminPort());
+            if (replayWarmup || liveWarmup) { // (the live warm-up's scratch server has neither)
+                warmUp(Path.of(sc.dataDir()), channelType, replayWarmup, liveWarmup, expectedClients);
+            }
         } catch (Exception e) { // Netty's bind rethrows a checked exception undeclared: close the store on it too
             shutdownResources();
             throw e;
@@ -214,14 +217,38 @@ public final class PushServer implements AutoCloseable {
         long startupMillis = (System.nanoTime() - t0) / 1_000_000;
         // A single node's next process serves only once this one has exited and it has started,
         // which takes about as long as this start took; a cluster's other nodes serve at once.
-        this.returnsAfterMillis = scratch || shared != null || !config.drain().expectRestart() ? 0
-                : Math.min(MAX_RETURNS_AFTER_MILLIS, launched.toMillis() + startupMillis + EXIT_ALLOWANCE_MILLIS);
+        returns.afterDrain(scratch || shared != null || !config.drain().expectRestart() ? 0
+                : Math.min(MAX_RETURNS_AFTER_MILLIS, launched.toMillis() + startupMillis + EXIT_ALLOWANCE_MILLIS));
         lifecycle.advanceTo(ServerState.READY);
         if (!scratch) {
             logReady(chosen.name(), startupMillis);
             AccessControl.warnIfOpen(config.auth().mode(), config.server().host(),
                     config.security().publishAllowedFrom());
         }
+    }
+
+    /**
+     * Runs the warm-ups with the port open but the server not yet READY, so that the first clients
+     * replay and publish through compiled code, then collects their garbage. How long this took is
+     * the next start's estimate of when its clients can be served.
+     */
+    private void warmUp(Path dataDir, Class<? extends ServerSocketChannel> channelType, boolean replay, boolean live,
+                        int expectedClients) throws InterruptedException {
+        long t0 = System.nanoTime();
+        HintFile lastTook = new HintFile(dataDir.resolve(WARMUP_FILE));
+        long expected = lastTook.read(DEFAULT_WARMUP_MILLIS);
+        returns.listening(expected, expectedClients);
+        log.info("listening on {} during the warm-ups (~{} ms, {}): subscribers are sent back with 1012 "
+                + "and a hint to return after them", serverChannel.localAddress(), expected,
+                expected == DEFAULT_WARMUP_MILLIS ? "a guess" : "as long as the last start's");
+        if (replay) {
+            warmUpReplay(dataDir, channelType);
+        }
+        if (live) {
+            warmUpLive(dataDir);
+        }
+        collectStartGarbage();
+        lastTook.write((System.nanoTime() - t0) / 1_000_000);
     }
 
     /**
@@ -236,7 +263,7 @@ public final class PushServer implements AutoCloseable {
     private static void collectStartGarbage() {
         long t0 = System.nanoTime();
         System.gc();
-        log.info("the warm-ups' garbage collected in {} ms, before the port opens",
+        log.info("the warm-ups' garbage collected in {} ms, before the server is ready",
                 (System.nanoTime() - t0) / 1_000_000);
     }
 
@@ -361,7 +388,7 @@ public final class PushServer implements AutoCloseable {
      * otherwise 0.
      */
     public long returnsAfterMillis() {
-        return returnsAfterMillis;
+        return returns.afterDrainMillis();
     }
 
     private void logReady(String transport, long startupMillis) {

@@ -106,7 +106,7 @@ class StartupFailureIT {
         ServerProcess server = servers.start(tmp.resolve("a"), ServerProcess.freePort(), data, "fanout.warmup=true");
         String out = server.output();
         assertThat(out).contains("live warm-up: 3000 events published to 100 subscribers in ");
-        assertThat(out.indexOf("live warm-up: ")).as("before the port opens")
+        assertThat(out.indexOf("live warm-up: ")).as("before the server is ready")
                 .isLessThan(out.indexOf("push server ready on "));
         assertThat(out).as("the scratch server says nothing of its own start")
                 .containsOnlyOnce("push server ready on ").containsOnlyOnce("TCP connection caps: ");

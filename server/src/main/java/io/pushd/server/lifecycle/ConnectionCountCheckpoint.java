@@ -1,10 +1,6 @@
 package io.pushd.server.lifecycle;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,21 +13,16 @@ public final class ConnectionCountCheckpoint {
 
     private static final Logger log = LoggerFactory.getLogger(ConnectionCountCheckpoint.class);
 
-    private final Path file;
+    private final HintFile file;
     private int lastWritten = -1;
     private boolean frozen;
 
     public ConnectionCountCheckpoint(Path dataDir) {
-        this.file = dataDir.resolve("connections");
+        this.file = new HintFile(dataDir.resolve("connections"));
     }
 
     public int read() {
-        try {
-            return Files.exists(file) ? Math.max(0, Integer.parseInt(Files.readString(file).trim())) : 0;
-        } catch (IOException | NumberFormatException e) {
-            log.debug("ignoring unreadable {}: {}", file, e.toString());
-            return 0;
-        }
+        return (int) Math.min(Integer.MAX_VALUE, file.read(0));
     }
 
     /** Writes {@code count} when it changed since the last write, unless {@link #writeFinal} was called. */
@@ -57,15 +48,10 @@ public final class ConnectionCountCheckpoint {
     }
 
     private boolean store(int count) {
-        Path tmp = file.resolveSibling("connections.tmp");
-        try {
-            Files.writeString(tmp, Integer.toString(count), StandardCharsets.US_ASCII);
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            lastWritten = count;
-            return true;
-        } catch (IOException e) {
-            log.debug("could not write {}: {}", file, e.toString());
+        if (!file.write(count)) {
             return false;
         }
+        lastWritten = count;
+        return true;
     }
 }

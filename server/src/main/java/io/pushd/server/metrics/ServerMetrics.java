@@ -47,7 +47,7 @@ public final class ServerMetrics {
     /** How a WebSocket upgrade or an SSE stream's start ended. */
     public enum Handshake {
         ADMITTED, REFUSED_CONNECTIONS, REFUSED_PER_IP, REFUSED_RATE, REFUSED_STARTUP_RAMP, REJECTED_REQUEST,
-        REFUSED_DRAINING, REFUSED_PER_SUBJECT, REFUSED_UNAUTHORIZED
+        REFUSED_DRAINING, REFUSED_PER_SUBJECT, REFUSED_UNAUTHORIZED, REFUSED_STARTING
     }
 
     private static final String REFUSED_DESCRIPTION = "TCP connections closed at accept (caps) or failed accepts";

@@ -13,6 +13,7 @@ import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.SubscriptionRequest;
 import io.pushd.server.auth.AccessDecision;
 import io.pushd.server.auth.Redaction;
+import io.pushd.server.lifecycle.ServerState;
 import io.pushd.server.metrics.ServerMetrics;
 import java.util.List;
 
@@ -60,7 +61,11 @@ final class LiveUpgradeGate {
         if (access == null) {
             return false;
         }
-        if (!server.lifecycle().isServing()) {
+        if (server.lifecycle().state() == ServerState.STARTING) {
+            // The port opens before the warm-ups: the upgrade completes so that the session's 1012
+            // tells the client when to come back (a browser never sees a 503's Retry-After).
+            server.metrics().handshake(ServerMetrics.Handshake.REFUSED_STARTING);
+        } else if (!server.lifecycle().isServing()) {
             server.metrics().handshake(ServerMetrics.Handshake.REFUSED_DRAINING);
             HttpResponses.send(ctx, HttpResponses.notAccepting(), true);
             return false;

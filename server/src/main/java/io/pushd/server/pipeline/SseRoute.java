@@ -13,6 +13,7 @@ import io.pushd.protocol.ProtocolException;
 import io.pushd.protocol.SubscriptionRequest;
 import io.pushd.server.auth.AccessDecision;
 import io.pushd.server.auth.Redaction;
+import io.pushd.server.lifecycle.ServerState;
 import io.pushd.server.metrics.ServerMetrics;
 import io.pushd.server.sse.SseCursor;
 import java.util.List;
@@ -68,7 +69,8 @@ final class SseRoute {
             return false;
         }
         if (!server.lifecycle().isServing()) {
-            server.metrics().handshake(ServerMetrics.Handshake.REFUSED_DRAINING, TRANSPORT);
+            server.metrics().handshake(server.lifecycle().state() == ServerState.STARTING
+                    ? ServerMetrics.Handshake.REFUSED_STARTING : ServerMetrics.Handshake.REFUSED_DRAINING, TRANSPORT);
             // the session ends the stream at once with 1012 and a hint (200, never a 503)
         }
         String clientIp = server.clientAddress().resolveAll(ctx.channel().remoteAddress(),

@@ -78,8 +78,10 @@ public final class Session {
             grant = granted;
         }
         if (!context.lifecycle().isServing()) {
-            // Opened just as the drain began: it missed the drain's snapshot, so close it the same way.
-            close(CloseCode.SERVICE_RESTART, context.hints().single());
+            // Opened while the server starts (its port opens before the warm-ups), or just as the
+            // drain began (it missed the drain's snapshot): close it the way the drain does, with
+            // the hint that brings it back once this server (or its restart) serves.
+            close(CloseCode.SERVICE_RESTART, context.returns().hint());
             return false;
         }
         // Over a limit the upgrade has still completed, so a browser sees the close code and the hint.

@@ -15,8 +15,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,7 +27,6 @@ import org.junit.jupiter.api.io.TempDir;
 class SseRefusalTest {
 
     static final Duration WAIT = Duration.ofSeconds(10);
-    static final Pattern CLOSE = Pattern.compile("\\{\"code\":(\\d+),\"retryMs\":(\\d+)}");
 
     @TempDir
     Path dataDir;
@@ -54,18 +51,9 @@ class SseRefusalTest {
         }
     }
 
-    /** The close event's {code, retryMs}, after checking its retry: line says the same and the response ended. */
+    /** The close event's {code, retryMs} (see {@link SseStream#closeEvent}). */
     static long[] closeOf(SseStream s) throws Exception {
-        SseStream.Message m;
-        do {
-            m = s.next(WAIT);
-        } while (!"close".equals(m.event()));
-        Matcher close = CLOSE.matcher(m.data());
-        assertThat(close.matches()).as(m.data()).isTrue();
-        long retry = Long.parseLong(close.group(2));
-        assertThat(m.retry()).isEqualTo(retry);
-        assertThat(s.ended.get(5, TimeUnit.SECONDS)).as("terminal chunk").isTrue();
-        return new long[] {Long.parseLong(close.group(1)), retry};
+        return s.closeEvent(WAIT);
     }
 
     @Test

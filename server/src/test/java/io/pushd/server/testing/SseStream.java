@@ -18,6 +18,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A server-sent-events stream over a raw socket: sends {@code GET /v1/sse?query} with the given
@@ -113,6 +115,32 @@ public final class SseStream implements AutoCloseable {
                 return m;
             }
         }
+    }
+
+    private static final Pattern CLOSE =
+            Pattern.compile("\\{\"code\":(\\d+),\"retryMs\":(\\d+)}");
+
+    /**
+     * The stream's {@code close} event as {code, retryMs}, within {@code timeout}, after checking
+     * that its {@code retry:} line says the same and that the response ended (its terminal chunk).
+     */
+    public long[] closeEvent(Duration timeout) throws Exception {
+        Message m;
+        do {
+            m = next(timeout);
+        } while (!"close".equals(m.event()));
+        Matcher close = CLOSE.matcher(m.data());
+        if (!close.matches()) {
+            throw new AssertionError("close event data: " + m.data());
+        }
+        long retry = Long.parseLong(close.group(2));
+        if (m.retry() == null || m.retry() != retry) {
+            throw new AssertionError("retry: " + m.retry() + " but the close event says " + retry);
+        }
+        if (!ended.get(5, TimeUnit.SECONDS)) {
+            throw new AssertionError("the response ended without its terminal chunk");
+        }
+        return new long[] {Long.parseLong(close.group(1)), retry};
     }
 
     /** The next {@code n} messages with an event type of {@code null} (the default "message"). */
