@@ -23,7 +23,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A short run of the live path at start-up, before the port opens: publishes over HTTP and their
+ * A short run of the live path at start-up, before the server is ready: publishes over HTTP and their
  * fan-out to WebSocket subscribers, so that the first minutes after a start (the returning herd,
  * the first publishes) run compiled code. Without it a fresh JVM spends a fifth of its CPU in its
  * first ten seconds of fan-out on C2 compiling the publish path (HTTP decoding, JSON, the

@@ -256,7 +256,7 @@ public final class PushServer implements AutoCloseable {
      * requests, frames), so the first collection under real traffic would come within seconds of
      * the start and stop every thread for tens of milliseconds (seen: 38 ms, a young collection of
      * the serial collector the JVM picks on one core, in the first ten seconds of a 1k × 100
-     * fan-out). Collected now, before the port opens, it costs the start as much once, and the
+     * fan-out). Collected now, before the server is ready, it costs the start as much once, and the
      * first collection under traffic comes much later, with the traffic's own garbage only.
      * {@code -XX:+DisableExplicitGC} makes it a no-op.
      */

@@ -343,7 +343,7 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * sends them in one segment: under load fewer segments and cheaper sends, for latency up to
      * the peer's delayed ACK; an event after a quiet spell still goes at once. HTTP (publishes,
      * history) always sends at once.
-     * {@code warmup}: before the port opens, a scratch server of the same classes on loopback takes
+     * {@code warmup}: before the server is ready, a scratch server of the same classes on loopback takes
      * a few thousand publishes and fans them out to a hundred subscribers, so that the first minutes
      * after a start run the publish and fan-out paths compiled rather than paying for the JIT on
      * the core that serves the returning clients (see {@code LiveWarmup}).
