@@ -85,7 +85,7 @@ class DurabilityIT {
         long restartedAt = System.nanoTime();
         ServerProcess second = servers.start(tmp, port, data);
         long restartMillis = (System.nanoTime() - restartedAt) / 1_000_000;
-        System.out.println("restart on the same port answered /healthz after " + restartMillis + " ms");
+        System.out.println("restart on the same port ready (/readyz) after " + restartMillis + " ms");
 
         JsonNode info = Http.get(port, "/v1/topics/orders").json();
         assertThat(info.path("epoch").asText()).as("epoch after restart").isEqualTo(epoch);

@@ -53,7 +53,8 @@ public final class ServerProcess implements AutoCloseable {
     }
 
     /**
-     * Starts the server and waits (at most 20 s) until {@code GET /healthz} answers 200.
+     * Starts the server and waits (at most 20 s) until {@code GET /readyz} answers 200 (its port
+     * opens before its warm-ups, and {@code /healthz} answers 200 from then on).
      *
      * @param workDir working directory of the child; its log file goes there too
      * @param sets    {@code key=value} overrides, each passed as {@code --set key=value}
@@ -62,10 +63,10 @@ public final class ServerProcess implements AutoCloseable {
             InterruptedException {
         ServerProcess server = launch(workDir, port, dataDir, sets);
         try {
-            server.awaitHealthy();
+            server.awaitReady();
         } catch (RuntimeException | Error e) {
             server.sigkill();
-            throw new IllegalStateException("server did not become healthy: " + e.getMessage()
+            throw new IllegalStateException("server did not become ready: " + e.getMessage()
                     + "\n--- command: " + String.join(" ", server.command) + "\n--- log:\n" + server.output(), e);
         }
         return server;
@@ -97,9 +98,9 @@ public final class ServerProcess implements AutoCloseable {
         return new ServerProcess(p, port, dataDir, log, cmd);
     }
 
-    private void awaitHealthy() throws InterruptedException {
+    private void awaitReady() throws InterruptedException {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz"))
+        HttpRequest probe = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
                 .timeout(Duration.ofSeconds(1)).GET().build();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
@@ -114,7 +115,7 @@ public final class ServerProcess implements AutoCloseable {
             }
             Thread.sleep(100);
         }
-        throw new IllegalStateException("no 200 from /healthz within " + READY_TIMEOUT);
+        throw new IllegalStateException("no 200 from /readyz within " + READY_TIMEOUT);
     }
 
     public int port() {
