@@ -31,11 +31,15 @@ class ReturnPlanTest {
     }
 
     @Test
-    void aStartThatRunsPastItsEstimateSendsClientsBackAtLeastASecondLaterNotInALoop() {
-        plan.listening(2_000, 1_000);
-        now.addAndGet(Duration.ofMillis(3_500).toNanos());
+    void aStartThatRunsPastItsEstimateIsTakenToBeTwoThirdsDoneSoClientsAreSentBackLaterTheLongerItRuns() {
+        plan.listening(2_000, 1_000); // window 5 s
+        now.addAndGet(Duration.ofMillis(1_600).toNanos()); // 0.4 s left, half of 1.6 s is 0.8: the floor
         assertThat(draw(1_000)).allSatisfy(h -> assertThat(h)
                 .isBetween(ReturnPlan.MIN_STARTING_MILLIS, ReturnPlan.MIN_STARTING_MILLIS + 5_000));
+        now.addAndGet(Duration.ofMillis(900).toNanos()); // 2.5 s in: 1.25 s more
+        assertThat(draw(1_000)).allSatisfy(h -> assertThat(h).isBetween(1_250L, 6_250L));
+        now.addAndGet(Duration.ofMillis(9_500).toNanos()); // 12 s in: 6 s more
+        assertThat(draw(1_000)).allSatisfy(h -> assertThat(h).isBetween(6_000L, 11_000L));
     }
 
     @Test
