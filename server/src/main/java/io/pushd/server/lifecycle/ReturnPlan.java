@@ -26,6 +26,11 @@ public final class ReturnPlan {
 
     /** The least a client is sent away for while the server starts: the start may end any moment, but not in a loop. */
     static final long MIN_STARTING_MILLIS = 1_000;
+    /**
+     * The longest expected start a client is sent past: an estimate read from a file may be
+     * anything, and a start that really takes longer sends a client that comes back again.
+     */
+    static final long MAX_STARTING_MILLIS = 60_000;
 
     private final Lifecycle lifecycle;
     private final RetryHints hints;
@@ -56,7 +61,7 @@ public final class ReturnPlan {
         startWindowMillis = hints.windowMillis(expectedClients);
         long now = nanoTime.getAsLong();
         listeningAtNanos = now;
-        readyAtNanos = now + Math.max(0, remainingMillis) * 1_000_000L;
+        readyAtNanos = now + Math.min(MAX_STARTING_MILLIS, Math.max(0, remainingMillis)) * 1_000_000L;
     }
 
     /** Milliseconds from the drain's first close until this node's clients can be served again (0: at once). */
@@ -73,7 +78,7 @@ public final class ReturnPlan {
         if (lifecycle.state() == ServerState.STARTING) {
             long now = nanoTime.getAsLong();
             long left = Math.max((readyAtNanos - now) / 1_000_000L, (now - listeningAtNanos) / 2_000_000L);
-            return Math.max(MIN_STARTING_MILLIS, left) + hints.within(startWindowMillis);
+            return Math.min(MAX_STARTING_MILLIS, Math.max(MIN_STARTING_MILLIS, left)) + hints.within(startWindowMillis);
         }
         return afterDrainMillis + hints.single();
     }

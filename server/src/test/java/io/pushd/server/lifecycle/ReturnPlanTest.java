@@ -43,6 +43,16 @@ class ReturnPlanTest {
     }
 
     @Test
+    void anAbsurdEstimateOrAnEndlessStartSendsClientsAtMostAMinuteOn() {
+        plan.listening(3_600_000, 1_000); // a damaged warmup-ms file: an hour
+        assertThat(draw(1_000)).allSatisfy(h -> assertThat(h)
+                .isBetween(ReturnPlan.MAX_STARTING_MILLIS, ReturnPlan.MAX_STARTING_MILLIS + 5_000));
+        now.addAndGet(Duration.ofMinutes(10).toNanos()); // a start that has run ten minutes
+        assertThat(draw(1_000)).allSatisfy(h -> assertThat(h)
+                .isBetween(ReturnPlan.MAX_STARTING_MILLIS, ReturnPlan.MAX_STARTING_MILLIS + 5_000));
+    }
+
+    @Test
     void withoutAnEstimateTheStartIsTakenToBeOverAndTheWindowIsTheSmallest() {
         assertThat(draw(1_000)).allSatisfy(h -> assertThat(h)
                 .isBetween(ReturnPlan.MIN_STARTING_MILLIS, ReturnPlan.MIN_STARTING_MILLIS + 5_000));
