@@ -58,6 +58,8 @@ public final class ChronicleEventStore implements EventHistory {
     private long recoveredCount; // set by recover, during construction
     private long markedLogEnd; // the publisher's writer
     private volatile boolean closed;
+    /** Chronicle's chunk size; 0: its default. */
+    private final long blockSize;
 
     private record Pending(TopicIndex index, long seq, long position) {
     }
@@ -77,6 +79,16 @@ public final class ChronicleEventStore implements EventHistory {
 
     ChronicleEventStore(Path dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
                         boolean fsync, TimeProvider clock, Function<Path, StorageGuard> guard) {
+        this(dataDir, retentionAge, retentionCount, dedupeWindow, fsync, clock, guard, 0);
+    }
+
+    /**
+     * @param blockSize the size of the chunks Chronicle maps its files in (0: its default, 64 MiB
+     *                  here): tests make it small so that events straddle many chunk boundaries
+     */
+    ChronicleEventStore(Path dataDir, Duration retentionAge, long retentionCount, Duration dedupeWindow,
+                        boolean fsync, TimeProvider clock, Function<Path, StorageGuard> guard, long blockSize) {
+        this.blockSize = blockSize;
         this.fsync = fsync;
         this.retentionCount = retentionCount;
         this.clock = clock;
@@ -323,6 +335,9 @@ public final class ChronicleEventStore implements EventHistory {
         SingleChronicleQueueBuilder builder = SingleChronicleQueueBuilder.binary(dir.logDir().toFile())
                 .rollCycle(ROLL_CYCLE)
                 .timeProvider(clock);
+        if (blockSize > 0) {
+            builder.blockSize(blockSize);
+        }
         if (fsync) {
             builder.syncMode(SyncMode.SYNC);
         }

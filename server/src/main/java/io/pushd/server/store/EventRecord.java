@@ -34,11 +34,30 @@ final class EventRecord {
         return 64 + CHECKSUM_BYTES + 3L * (topic.length() + keyChars) + data.length;
     }
 
+    /**
+     * Writes a checked event record. The record is laid out on the heap first and its checksum
+     * taken there, then copied into {@code b}: reading it back from the log, where the write may
+     * have moved {@code b} into the next mapped chunk, read outside the mapping (see
+     * {@link MappedCopy}).
+     */
     static void write(Bytes<?> b, String topic, long seq, long timestampMillis, String idempotencyKey, byte[] data) {
-        long start = b.writePosition();
-        write(b, TYPE_EVENT_CHECKED, topic, seq, timestampMillis, idempotencyKey, data);
-        b.writeInt(checksum(b, start, b.writePosition(), new byte[(int) (b.writePosition() - start)]));
+        Bytes<byte[]> record = SCRATCH.get();
+        record.clear();
+        write(record, TYPE_EVENT_CHECKED, topic, seq, timestampMillis, idempotencyKey, data);
+        int n = (int) record.readRemaining();
+        byte[] array = record.underlyingObject(); // after the writes: growing replaces it
+        CRC32C crc = new CRC32C();
+        crc.update(array, 0, n);
+        b.write(array, 0, n);
+        b.writeInt((int) crc.getValue());
+        if (array.length > SCRATCH_KEPT_BYTES) {
+            SCRATCH.remove(); // a large event's buffer is not kept for the thread's life
+        }
     }
+
+    /** Each writing thread's heap copy of the record being written (the publisher's writer, an event loop). */
+    private static final ThreadLocal<Bytes<byte[]>> SCRATCH = ThreadLocal.withInitial(() -> Bytes.allocateElasticOnHeap(512));
+    private static final int SCRATCH_KEPT_BYTES = 64 * 1024;
 
     /** As before the checksum (type 1): the compatibility test writes the old format with it. */
     static void writeUnchecked(Bytes<?> b, String topic, long seq, long timestampMillis, String idempotencyKey,
@@ -49,7 +68,7 @@ final class EventRecord {
     /** CRC32C of the bytes [from, to) of {@code b}, through {@code scratch} (at least to - from long). */
     static int checksum(Bytes<?> b, long from, long to, byte[] scratch) {
         int n = (int) (to - from);
-        b.read(from, scratch, 0, n);
+        MappedCopy.copy(b, from, scratch, n); // b may stand in a chunk after from's (MappedCopy)
         CRC32C crc = new CRC32C();
         crc.update(scratch, 0, n);
         return (int) crc.getValue();

@@ -7,7 +7,6 @@ import io.pushd.server.history.EventHistory.EventVisitor;
 import java.util.concurrent.locks.Lock;
 import io.netty.util.internal.PlatformDependent;
 import net.openhft.chronicle.bytes.Bytes;
-import net.openhft.chronicle.bytes.BytesStore;
 import net.openhft.chronicle.queue.ExcerptTailer;
 import net.openhft.chronicle.queue.impl.single.SingleChronicleQueue;
 import net.openhft.chronicle.wire.DocumentContext;
@@ -58,30 +57,28 @@ final class LogReader {
 
         @Override
         public void copyTo(ByteBuf out) {
-            // Straight from the mapped file into a direct outbound buffer, one memory copy, when
-            // the data lies in the chunk the tailer has mapped (it does unless the excerpt
-            // straddles a chunk boundary); else through the scratch array.
-            BytesStore<?, ?> store = bytes.bytesStore();
-            if (out.hasMemoryAddress() && store != null && store.isDirectMemory() && store.inside(position, length)) {
+            // The tailer's bytes may stand in the chunk after the data's (MappedCopy): never read
+            // through them at the data's position, always through the chunk that holds it.
+            long address = MappedCopy.address(bytes, position, length);
+            if (address != 0 && out.hasMemoryAddress()) {
+                // Straight from the mapped file into a direct outbound buffer: one memory copy.
                 out.ensureWritable(length);
                 int at = out.writerIndex();
-                PlatformDependent.copyMemory(store.addressForRead(position), out.memoryAddress() + at, length);
+                PlatformDependent.copyMemory(address, out.memoryAddress() + at, length);
                 out.writerIndex(at + length);
                 return;
             }
             if (scratch.length < length) {
                 scratch = new byte[Math.max(length, scratch.length * 2)];
             }
-            bytes.readPosition(position);
-            bytes.read(scratch, 0, length);
+            MappedCopy.copy(bytes, position, scratch, length);
             out.writeBytes(scratch, 0, length);
         }
 
         @Override
         public byte[] toBytes() {
             byte[] copy = new byte[length];
-            bytes.readPosition(position);
-            bytes.read(copy, 0, length);
+            MappedCopy.copy(bytes, position, copy, length);
             return copy;
         }
     }
