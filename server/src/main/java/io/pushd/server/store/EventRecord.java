@@ -18,6 +18,10 @@ final class EventRecord {
     private static final byte TYPE_CACHED = 2;
     private static final byte TYPE_EVENT_CHECKED = 3;
     static final int CHECKSUM_BYTES = 4;
+    /** Each writing thread's heap copy of the record being written (the publisher's writer, an event loop). */
+    private static final ThreadLocal<Bytes<byte[]>> SCRATCH = ThreadLocal.withInitial(() -> Bytes.allocateElasticOnHeap(512));
+    /** A larger copy (a large event's) is not kept for the thread's life. */
+    private static final int SCRATCH_KEPT_BYTES = 64 * 1024;
 
     final StringBuilder topic = new StringBuilder();
     private final StringBuilder key = new StringBuilder();
@@ -51,13 +55,9 @@ final class EventRecord {
         b.write(array, 0, n);
         b.writeInt((int) crc.getValue());
         if (array.length > SCRATCH_KEPT_BYTES) {
-            SCRATCH.remove(); // a large event's buffer is not kept for the thread's life
+            SCRATCH.remove();
         }
     }
-
-    /** Each writing thread's heap copy of the record being written (the publisher's writer, an event loop). */
-    private static final ThreadLocal<Bytes<byte[]>> SCRATCH = ThreadLocal.withInitial(() -> Bytes.allocateElasticOnHeap(512));
-    private static final int SCRATCH_KEPT_BYTES = 64 * 1024;
 
     /** As before the checksum (type 1): the compatibility test writes the old format with it. */
     static void writeUnchecked(Bytes<?> b, String topic, long seq, long timestampMillis, String idempotencyKey,
