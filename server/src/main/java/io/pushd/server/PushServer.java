@@ -236,11 +236,12 @@ public final class PushServer implements AutoCloseable {
                         int expectedClients) throws InterruptedException {
         long t0 = System.nanoTime();
         HintFile lastTook = new HintFile(dataDir.resolve(WARMUP_FILE));
-        long expected = lastTook.read(DEFAULT_WARMUP_MILLIS);
+        long recorded = lastTook.read(-1);
+        long expected = recorded < 0 ? DEFAULT_WARMUP_MILLIS : recorded;
         returns.listening(expected, expectedClients);
         log.info("listening on {} during the warm-ups (~{} ms, {}): subscribers are sent back with 1012 "
                 + "and a hint to return after them", serverChannel.localAddress(), expected,
-                expected == DEFAULT_WARMUP_MILLIS ? "a guess" : "as long as the last start's");
+                recorded < 0 ? "a guess" : "as long as the last start's");
         if (replay) {
             warmUpReplay(dataDir, channelType);
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.pushd.protocol.CloseCode;
 import io.pushd.server.config.ServerConfig;
+import io.pushd.server.testing.SseStream;
 import io.pushd.server.testing.TestServers;
 import io.pushd.server.testing.WsClient;
 import java.nio.file.Path;
@@ -63,6 +64,27 @@ class DrainAfterStartTest {
 
         assertThat(server.returnsAfterMillis()).isZero();
         assertThat(hintOfADrainedClient()).isBetween(0L, ServerConfig.Drain.DEFAULT_MIN_WINDOW.toMillis());
+    }
+
+    @Test
+    void aStreamThatArrivesDuringASingleNodesDrainIsSentPastTheRestartToo() throws Exception {
+        ServerConfig c = TestServers.config(dir);
+        server = PushServer.start(c.withDrain(c.drain().withExpectRestart(true)), Duration.ofMillis(1_500));
+        long after = server.returnsAfterMillis();
+        try (SseStream held = SseStream.open(server.port(), "topic=t")) {
+            Thread drain = new Thread(server::drain, "drain");
+            drain.start();
+            assertThat(held.closeEvent(Duration.ofSeconds(20))[0]).isEqualTo(CloseCode.SERVICE_RESTART.code());
+            // the drain now waits for the held stream's connection: a stream asked for meanwhile
+            try (SseStream late = SseStream.open(server.port(), "topic=t")) {
+                long[] close = late.closeEvent(Duration.ofSeconds(20));
+                assertThat(close[0]).isEqualTo(CloseCode.SERVICE_RESTART.code());
+                assertThat(close[1]).as("hint, ms").isBetween(after,
+                        after + ServerConfig.Drain.DEFAULT_MIN_WINDOW.toMillis());
+            }
+            held.close();
+            drain.join(30_000);
+        }
     }
 
     /** Drains the server with one subscriber on it; returns the retry hint of its 1012. */
