@@ -14,6 +14,7 @@ import io.pushd.server.admission.ConnectionLimiter;
 import io.pushd.server.auth.AccessControl;
 import io.pushd.server.tls.ReloadingSslContext;
 import io.pushd.server.pipeline.AdminInitializer;
+import io.pushd.server.pipeline.DeferredInitializer;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.ConnectionCountCheckpoint;
 import io.pushd.server.lifecycle.Drainer;
@@ -145,9 +146,39 @@ public final class PushServer implements AutoCloseable {
         this.access = AccessControl.start(config.authConfig(), Clock.systemUTC(), metrics::authDenied);
         this.tls = startTls(config, access);
         ServerConfig.Store sc = config.store();
-        RedisHistory shared = openSharedHistory(config, access, tls);
-        this.store = shared != null ? null : new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(),
-                sc.retentionCount(), sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
+        Transport chosen = Transport.choose(config.server().transport());
+        Class<? extends ServerSocketChannel> channelType = chosen.serverChannel();
+        this.bossGroup = new MultiThreadIoEventLoopGroup(1, chosen.io());
+        this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads(config), chosen.io());
+        // A single node binds its ports before its store's recovery, with accepting paused: after a
+        // crash its clients come back from 0 s on, and the launch and the recovery take a second
+        // or more, two under load. A client that connects meanwhile waits in the kernel's backlog
+        // and is then told when to come back (ReturnPlan); a refused one would back off blind, for
+        // twice as long. A cluster node binds once it can serve: while it connects to Redis, the
+        // balancer should send its clients to another node rather than hold them here.
+        boolean bindFirst = !scratch && !config.cluster().enabled();
+        DeferredInitializer serving = new DeferredInitializer();
+        DeferredInitializer adminServing = new DeferredInitializer();
+        Channel listening = null;
+        Channel adminListening = null;
+        RedisHistory shared;
+        try {
+            if (bindFirst) {
+                listening = bind(channelType, serving, config.server().port(), false);
+                adminListening = config.server().adminPort() == null ? null
+                        : bind(channelType, adminServing, config.server().adminPort(), false);
+            }
+            shared = openSharedHistory(config, access, tls);
+            this.store = shared != null ? null : new ChronicleEventStore(Path.of(sc.dataDir()), sc.retentionAge(),
+                    sc.retentionCount(), sc.dedupeWindow(), sc.fsync(), clock, sc.minFreeBytes());
+        } catch (Exception e) { // a port in use (Netty rethrows it undeclared), a data directory that cannot be used
+            shutDownEventLoops(); // which closes the ports bound
+            access.close();
+            if (tls != null) {
+                tls.close();
+            }
+            throw e;
+        }
         this.history = shared != null ? shared : store;
         this.hub = new TopicHub(history::epoch, PooledByteBufAllocator.DEFAULT, metrics,
                 config.fanout().coalesceWindow(), config.fanout().coalesceMinSubscribers());
@@ -174,10 +205,6 @@ public final class PushServer implements AutoCloseable {
         this.connectionCount = new ConnectionCountCheckpoint(Path.of(sc.dataDir()));
         int expectedClients = connectionCount.read();
 
-        Transport chosen = Transport.choose(config.server().transport());
-        Class<? extends ServerSocketChannel> channelType = chosen.serverChannel();
-        this.bossGroup = new MultiThreadIoEventLoopGroup(1, chosen.io());
-        this.workerGroup = new MultiThreadIoEventLoopGroup(ioThreads(config), chosen.io());
         this.hints = RetryHints.of(config);
         this.admission = new AdmissionControl(config.limits(), hints);
         if (config.reconnect().rampAfterStart() && expectedClients >= RAMP_MIN_CLIENTS) {
@@ -199,14 +226,21 @@ public final class PushServer implements AutoCloseable {
             // local store would compile the call sites for the wrong class and be thrown away.
             boolean replayWarmup = sc.replayWarmup() && store != null;
             boolean liveWarmup = config.fanout().warmup() && store != null; // the same reason as the replay's
-            // The port opens before the warm-ups (seconds): a client that reconnects meanwhile is
+            long recordedWarmUps = -1;
+            // The port accepts before the warm-ups (seconds): a client that reconnects meanwhile is
             // told when to come back (ReturnPlan) instead of being refused and backing off blind.
-            this.serverChannel = bind(channelType, new PushServerInitializer(context, tcpConnections, tls),
-                    config.server().port());
+            serving.serve(new PushServerInitializer(context, tcpConnections, tls));
+            if (config.server().adminPort() != null) {
+                adminServing.serve(new AdminInitializer(context));
+            }
+            if (replayWarmup || liveWarmup) {
+                recordedWarmUps = planWarmUps(Path.of(sc.dataDir()), expectedClients);
+            }
+            this.serverChannel = accept(listening, channelType, serving, config.server().port());
             this.adminChannel = config.server().adminPort() == null ? null
-                    : bind(channelType, new AdminInitializer(context), config.server().adminPort());
+                    : accept(adminListening, channelType, adminServing, config.server().adminPort());
             if (replayWarmup || liveWarmup) { // (the live warm-up's scratch server has neither)
-                warmUp(Path.of(sc.dataDir()), channelType, replayWarmup, liveWarmup, expectedClients);
+                warmUp(Path.of(sc.dataDir()), channelType, replayWarmup, liveWarmup, recordedWarmUps);
             }
         } catch (Exception e) { // Netty's bind rethrows a checked exception undeclared: close the store on it too
             shutdownResources();
@@ -233,12 +267,9 @@ public final class PushServer implements AutoCloseable {
      * the next start's estimate of when its clients can be served.
      */
     private void warmUp(Path dataDir, Class<? extends ServerSocketChannel> channelType, boolean replay, boolean live,
-                        int expectedClients) throws InterruptedException {
+                        long recorded) throws InterruptedException {
         long t0 = System.nanoTime();
-        HintFile lastTook = new HintFile(dataDir.resolve(WARMUP_FILE));
-        long recorded = lastTook.read(-1);
         long expected = recorded < 0 ? DEFAULT_WARMUP_MILLIS : recorded;
-        returns.listening(expected, expectedClients);
         log.info("listening on {} during the warm-ups (~{} ms, {}): subscribers are sent back with 1012 "
                 + "and a hint to return after them", serverChannel.localAddress(), expected,
                 recorded < 0 ? "a guess" : "as long as the last start's");
@@ -249,7 +280,17 @@ public final class PushServer implements AutoCloseable {
             warmUpLive(dataDir);
         }
         collectStartGarbage();
-        lastTook.write((System.nanoTime() - t0) / 1_000_000);
+        new HintFile(dataDir.resolve(WARMUP_FILE)).write((System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /**
+     * Before the port accepts: the clients sent away during the warm-ups come back after them, as
+     * long as the last start's took. Returns that time, or -1 when no start has recorded one.
+     */
+    private long planWarmUps(Path dataDir, int expectedClients) {
+        long recorded = new HintFile(dataDir.resolve(WARMUP_FILE)).read(-1);
+        returns.listening(recorded < 0 ? DEFAULT_WARMUP_MILLIS : recorded, expectedClients);
+        return recorded;
     }
 
     /**
@@ -428,12 +469,25 @@ public final class PushServer implements AutoCloseable {
                 + " acknowledged in time, since start", null, shared, RedisHistory::replicaShortAcks);
     }
 
-    private Channel bind(Class<? extends ServerSocketChannel> channelType,
-                         io.netty.channel.ChannelInitializer<io.netty.channel.socket.SocketChannel> initializer, int port)
-            throws InterruptedException {
+    /**
+     * Accepting on {@code listening}, bound with accepting paused ({@link DeferredInitializer}), or
+     * on a port bound now when there is none.
+     */
+    private Channel accept(Channel listening, Class<? extends ServerSocketChannel> channelType,
+                           DeferredInitializer initializer, int port) throws InterruptedException {
+        if (listening == null) {
+            return bind(channelType, initializer, port, true);
+        }
+        listening.config().setAutoRead(true); // the connections waiting in the backlog first
+        return listening;
+    }
+
+    private Channel bind(Class<? extends ServerSocketChannel> channelType, DeferredInitializer initializer, int port,
+                         boolean accepting) throws InterruptedException {
         Channel listening = new ServerBootstrap()
                 .group(bossGroup, workerGroup)
                 .channel(channelType)
+                .option(ChannelOption.AUTO_READ, accepting) // a server channel's read is its accept
                 .option(ChannelOption.SO_REUSEADDR, true) // rebind at once after a restart
                 .option(ChannelOption.SO_BACKLOG, 4096)
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -552,8 +606,7 @@ public final class PushServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
-        workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
+        shutDownEventLoops();
         if (history != store) {
             try {
                 history.close();
@@ -568,5 +621,10 @@ public final class PushServer implements AutoCloseable {
         if (tls != null) {
             tls.close();
         }
+    }
+
+    private void shutDownEventLoops() {
+        bossGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
+        workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(3, TimeUnit.SECONDS);
     }
 }
