@@ -23,6 +23,7 @@ class BenchCommandTest {
         String serverJar = System.getProperty("push.server.jar", "../server/target/push-server.jar");
         int exit = LoadTestMain.execute("bench", "--server-jar", serverJar,
                 "--server-set", "fanout.warmup=false", // the live warm-up: not what this tests, ~4 s a start
+                "--server-set", "store.replayWarmup=false", // the replay warm-up: likewise, 1.5-3 s a start
                 "--publishers", "4", "--duration", "1s",
                 "--warmup", "200ms", "--topics", "3", "--replay-events", "2000", "--fill", "60000", "--fill-topics", "100",
                 "--fill-publishers", "8", "--server-set", "drain.lbGrace=100ms", "--timeout", "80s",

@@ -35,8 +35,10 @@ class PublishCommandTest {
     private void startTwo() throws Exception {
         Path jar = Path.of(System.getProperty("push.server.jar", "../server/target/push-server.jar"));
         Deadline deadline = Deadline.in(Duration.ofSeconds(30));
-        a = ManagedServer.start(jar, dir.resolve("a"), dir.resolve("logs-a"), List.of(), deadline);
-        b = ManagedServer.start(jar, dir.resolve("b"), dir.resolve("logs-b"), List.of(), deadline);
+        // the warm-ups are not what this tests (5-7 s a start)
+        List<String> sets = List.of("fanout.warmup=false", "store.replayWarmup=false");
+        a = ManagedServer.start(jar, dir.resolve("a"), dir.resolve("logs-a"), sets, deadline);
+        b = ManagedServer.start(jar, dir.resolve("b"), dir.resolve("logs-b"), sets, deadline);
     }
 
     @AfterEach

@@ -44,6 +44,7 @@ class RestartWithTokensTest {
             System.setErr(both);
             exit = LoadTestMain.execute("restart", "--token", "hs256", "--server-jar", serverJar,
                     "--server-set", "fanout.warmup=false", // the live warm-up: not what this tests, ~4 s a start
+                    "--server-set", "store.replayWarmup=false", // the replay warm-up: likewise, 1.5-3 s a start
                     "--clients", "100", "--topics", "4", "--rate", "40", "--steady", "1s", "--client-threads", "1",
                     // hints spread past the restart time, so 100 clients stay under 30 % in any second
                     "--server-set", "drain.lbGrace=200ms", "--server-set", "drain.minWindow=12s",

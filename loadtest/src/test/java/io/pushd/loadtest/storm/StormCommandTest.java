@@ -26,6 +26,7 @@ class StormCommandTest {
         String serverJar = System.getProperty("push.server.jar", "../server/target/push-server.jar");
         int exit = LoadTestMain.execute("storm", "--server-jar", serverJar,
                 "--server-set", "fanout.warmup=false", // the live warm-up: not what this tests, ~4 s a start
+                "--server-set", "store.replayWarmup=false", // the replay warm-up: likewise, 1.5-3 s a start
                 "--clients", "100", "--topics", "4",
                 "--rate", "40", "--steady", "1s", "--storm-delay", "200ms", "--handshake-limit", "100",
                 "--client-threads", "1",
