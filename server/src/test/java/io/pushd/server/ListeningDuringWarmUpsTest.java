@@ -74,13 +74,7 @@ class ListeningDuringWarmUpsTest {
         long window = RetryHints.of(config).windowMillis(EXPECTED_CLIENTS);
 
         long t0 = System.nanoTime();
-        starting = CompletableFuture.supplyAsync(() -> {
-            try {
-                return PushServer.start(config);
-            } catch (InterruptedException e) {
-                throw new CompletionException(e);
-            }
-        });
+        startInBackground(config);
         // The port is bound before the store's recovery and accepts once it is over, when the
         // warm-ups' plan is made: that plan is made after the answered /readyz was sent, and
         // before it was answered (the first connection's pipeline takes a while to load).
@@ -153,13 +147,7 @@ class ListeningDuringWarmUpsTest {
                 .withStore(c.store().withRetention(Duration.ofDays(1), 10_000_000));
 
         long t0 = System.nanoTime();
-        starting = CompletableFuture.supplyAsync(() -> {
-            try {
-                return PushServer.start(config);
-            } catch (InterruptedException e) {
-                throw new CompletionException(e);
-            }
-        });
+        startInBackground(config);
         CompletableFuture<Long> returned = starting.thenApply(started -> System.nanoTime());
         long deadline = t0 + TimeUnit.SECONDS.toNanos(30);
         Socket taken = null;
@@ -191,6 +179,16 @@ class ListeningDuringWarmUpsTest {
             assertThat((connected - t0) / 1_000_000).as("ms into a start of %d ms that the connection was taken,"
                     + " to wait in the backlog through the recovery", startMillis).isLessThan(startMillis / 2);
         }
+    }
+
+    private void startInBackground(ServerConfig config) {
+        starting = CompletableFuture.supplyAsync(() -> {
+            try {
+                return PushServer.start(config);
+            } catch (InterruptedException e) {
+                throw new CompletionException(e);
+            }
+        });
     }
 
     /** GET /readyz until the port takes a connection; its first answer, and in {@code sent} when it was sent. */
