@@ -359,11 +359,52 @@ class TopicHubTest {
                 hub.fanOut("t", seq, 1234, "{}".getBytes(StandardCharsets.UTF_8), System.nanoTime());
             }
             busy.countDown();
-            loop.submit(() -> { }).sync(); // behind the fan-out task
+            for (Batching b : all) { // the drain goes to MEMBERS_PER_SLICE of them per task
+                awaitDelivered(b, 5);
+            }
+            loop.submit(() -> { }).sync(); // what the loop wrote is visible here
 
             for (Batching b : all) {
                 assertThat(b.seqs).containsExactly(1L, 2L, 3L, 4L, 5L);
                 assertThat(b.batches).as("one flush for the five events").isEqualTo(1);
+            }
+            assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+    }
+
+    @Test
+    void aCrowdsDrainLetsItsLoopRunOtherWorkBetweenSlicesAndEachSubscriberGetsTheEventsOnce() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        try {
+            int subscribers = 5 * TopicHub.MEMBERS_PER_SLICE + 7;
+            List<Batching> all = new ArrayList<>();
+            java.util.concurrent.atomic.AtomicInteger seenByOtherWork = new java.util.concurrent.atomic.AtomicInteger(-1);
+            // the first subscriber, as it writes, gives its loop other work (as a read would: a publish)
+            hub.subscribe("t", new Batching(loop) {
+                @Override
+                public void onLive(LiveBatch events) {
+                    super.onLive(events);
+                    loop.execute(() -> seenByOtherWork.set((int) all.stream().filter(b -> b.delivered() > 0).count()));
+                }
+            });
+            for (int i = 1; i < subscribers; i++) {
+                Batching b = new Batching(loop);
+                all.add(b);
+                hub.subscribe("t", b);
+            }
+            fanOut(hub, 1);
+            fanOut(hub, 2);
+            for (Batching b : all) {
+                awaitDelivered(b, 2);
+            }
+            loop.submit(() -> { }).sync();
+
+            assertThat(seenByOtherWork.get()).as("subscribers written before the loop's other work ran")
+                    .isBetween(0, TopicHub.MEMBERS_PER_SLICE - 1);
+            for (Batching b : all) {
+                assertThat(b.seqs).containsExactly(1L, 2L);
             }
             assertThat(alloc.direct).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
         } finally {
@@ -640,7 +681,7 @@ class TopicHubTest {
     }
 
     /** Counts its batches; keeps nothing of what it is lent. */
-    static final class Batching implements TopicHub.Subscriber {
+    static class Batching implements TopicHub.Subscriber {
         final io.netty.util.concurrent.EventExecutor loop;
         final List<Long> seqs = new ArrayList<>();
         int batches;
