@@ -412,6 +412,85 @@ class TopicHubTest {
         }
     }
 
+    @Test
+    void aCrowdsDrainWhoseLoopShutsDownMidCrowdReleasesItsEventsAndEachFanOutEnds() throws Exception {
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+        ServerMetrics metrics = new ServerMetrics();
+        TopicHub h = new TopicHub(topic -> "ep1", alloc, metrics);
+        List<Batching> all = new ArrayList<>();
+        // the first subscriber's write shuts its loop down (as a stopping server does): the rest
+        // of the crowd waits in a continuation, which the shutdown cancels instead of running
+        Batching first = new Batching(loop) {
+            @Override
+            public void onLive(LiveBatch events) {
+                super.onLive(events);
+                loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        };
+        h.subscribe("t", first);
+        for (int i = 1; i < 3 * TopicHub.MEMBERS_PER_SLICE; i++) {
+            Batching b = new Batching(loop);
+            all.add(b);
+            h.subscribe("t", b);
+        }
+        loop.execute(() -> {
+            fanOut(h, 1); // both queued before the drain runs: one drain, one cut
+            fanOut(h, 2);
+        });
+
+        assertThat(loop.terminationFuture().await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(first.seqs).containsExactly(1L, 2L);
+        assertThat(all.subList(0, TopicHub.MEMBERS_PER_SLICE - 1)).allSatisfy(b -> assertThat(b.seqs).containsExactly(1L, 2L));
+        assertThat(all.subList(TopicHub.MEMBERS_PER_SLICE - 1, all.size()))
+                .as("past the first slice: the continuation was cancelled, not run").allSatisfy(b -> assertThat(b.seqs).isEmpty());
+        assertThat(alloc.direct).hasSize(2).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+        assertThat(metrics.registry().timer("push.fanout.latency").count()).as("each event's fan-out ended").isEqualTo(2);
+    }
+
+    @Test
+    void aCrowdsDrainWhoseContinuationTheLoopRefusesFinishesAtOnceAndReleasesItsEvents() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean refusing = new java.util.concurrent.atomic.AtomicBoolean();
+        // a loop that refuses the continuation, as one past shutting down does, but still runs
+        io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop() {
+            @Override
+            public io.netty.util.concurrent.ScheduledFuture<?> schedule(Runnable task, long delay,
+                                                                      java.util.concurrent.TimeUnit unit) {
+                if (refusing.get()) {
+                    throw new java.util.concurrent.RejectedExecutionException("refused by the test");
+                }
+                return super.schedule(task, delay, unit);
+            }
+        };
+        try {
+            ServerMetrics metrics = new ServerMetrics();
+            TopicHub h = new TopicHub(topic -> "ep1", alloc, metrics);
+            List<Batching> all = new ArrayList<>();
+            for (int i = 0; i < 2 * TopicHub.MEMBERS_PER_SLICE; i++) {
+                Batching b = new Batching(loop);
+                all.add(b);
+                h.subscribe("t", b);
+            }
+            refusing.set(true);
+            fanOut(h, 1);
+            loop.submit(() -> { }).sync();
+            assertThat(all.subList(0, TopicHub.MEMBERS_PER_SLICE)).allSatisfy(b -> assertThat(b.seqs).containsExactly(1L));
+            assertThat(all.subList(TopicHub.MEMBERS_PER_SLICE, all.size())).allSatisfy(b -> assertThat(b.seqs).isEmpty());
+            assertThat(alloc.direct).hasSize(1).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+            assertThat(metrics.registry().timer("push.fanout.latency").count()).isEqualTo(1);
+
+            refusing.set(false); // the group is not left "scheduled": the next event is drained, to all
+            fanOut(h, 2);
+            for (int i = 0; i < all.size(); i++) {
+                awaitDelivered(all.get(i), i < TopicHub.MEMBERS_PER_SLICE ? 2 : 1);
+            }
+            loop.submit(() -> { }).sync();
+            assertThat(all.get(all.size() - 1).seqs).containsExactly(2L);
+            assertThat(alloc.direct).hasSize(2).allSatisfy(buf -> assertThat(buf.refCnt()).isZero());
+        } finally {
+            loop.shutdownGracefully(0, 0, java.util.concurrent.TimeUnit.SECONDS).sync();
+        }
+    }
+
     /** A fan-out clock the test moves by hand: which events count as "close" is the test's choice. */
     final java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
 
