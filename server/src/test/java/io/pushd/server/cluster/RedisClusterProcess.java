@@ -53,9 +53,16 @@ final class RedisClusterProcess implements AutoCloseable {
         RedisClusterProcess c = new RedisClusterProcess(dir, replicas);
         try {
             for (int i = 0; i < c.ports.length; i++) {
-                c.ports[i] = freePort();
-                c.busPorts[i] = freePort();
-                c.startNode(i);
+                for (int attempt = 1; ; attempt++) {
+                    c.ports[i] = freePort();
+                    c.busPorts[i] = freePort();
+                    if (c.startNode(i)) {
+                        break;
+                    }
+                    if (attempt == RedisProcess.START_ATTEMPTS) {
+                        fail("a cluster node found its ports taken " + attempt + " times in a row; see " + dir);
+                    }
+                }
             }
             List<String> create = new ArrayList<>(List.of("redis-cli", "--cluster", "create"));
             for (int p : c.ports) {
@@ -179,7 +186,9 @@ final class RedisClusterProcess implements AutoCloseable {
         int i = indexOf(port);
         stop(i);
         Thread.sleep(downMillis);
-        startNode(i);
+        if (!startNode(i)) {
+            fail("cluster node " + port + " could not bind its ports again (taken meanwhile); see " + dir);
+        }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!allOk()) {
             if (System.nanoTime() > deadline) {
@@ -205,7 +214,8 @@ final class RedisClusterProcess implements AutoCloseable {
         throw new IllegalArgumentException("not a node of this cluster: " + port);
     }
 
-    private void startNode(int i) throws Exception {
+    /** True once node {@code i} answers on its port; false when it exited because a port was taken. */
+    private boolean startNode(int i) throws Exception {
         Path node = Files.createDirectories(dir.resolve("redis-node-" + i));
         processes[i] = new ProcessBuilder("redis-server", "--port", Integer.toString(ports[i]),
                 "--cluster-port", Integer.toString(busPorts[i]), "--bind", "127.0.0.1",
@@ -215,14 +225,17 @@ final class RedisClusterProcess implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(node.resolve("redis.log").toFile())
                 .start();
+        if (!RedisProcess.awaitOwnStart(processes[i], node.resolve("redis.log"))) {
+            return false;
+        }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
             if (answers(ports[i])) {
-                return;
+                return true;
             }
             Thread.sleep(20);
         }
-        fail("redis-server (cluster node) did not answer on port " + ports[i] + "; see " + node.resolve("redis.log"));
+        return fail("redis-server (cluster node) did not answer on port " + ports[i] + "; see " + node.resolve("redis.log"));
     }
 
     private boolean answers(int port) {

@@ -22,8 +22,11 @@ import org.junit.jupiter.api.Assumptions;
  */
 final class RedisProcess implements AutoCloseable {
 
+    /** Fresh ports a start tries before it gives up (see {@link #awaitOwnStart}). */
+    static final int START_ATTEMPTS = 5;
+
     private final Path dir;
-    private final int port;
+    private int port;
     private Process process;
     private List<String> extraArgs = List.of();
 
@@ -36,7 +39,7 @@ final class RedisProcess implements AutoCloseable {
     static RedisProcess start(Path dir) throws Exception {
         requireBinary();
         RedisProcess r = new RedisProcess(dir, freePort());
-        r.startProcess(true);
+        r.startOnFreePort(true);
         return r;
     }
 
@@ -45,8 +48,18 @@ final class RedisProcess implements AutoCloseable {
         requireBinary();
         RedisProcess r = new RedisProcess(dir, freePort());
         r.extraArgs = List.of(args);
-        r.startProcess(false);
+        r.startOnFreePort(false);
         return r;
+    }
+
+    /** Starts on {@link #port}, or on another free port while the one found free was taken meanwhile. */
+    private void startOnFreePort(boolean aof) throws Exception {
+        for (int attempt = 1; !startProcess(aof, dir); attempt++) {
+            if (attempt == START_ATTEMPTS) {
+                fail("redis-server found its port taken " + attempt + " times in a row; see " + dir);
+            }
+            port = freePort();
+        }
     }
 
     static void requireBinary() {
@@ -70,7 +83,7 @@ final class RedisProcess implements AutoCloseable {
     void restart(long downMillis) throws Exception {
         stop();
         Thread.sleep(downMillis);
-        startProcess(true);
+        startOnSamePort(true, dir);
     }
 
     /** Stops Redis and starts it with nothing: no AOF, an empty folder (a restart without persistence). */
@@ -78,7 +91,7 @@ final class RedisProcess implements AutoCloseable {
         stop();
         Path empty = dir.resolve("empty-" + System.nanoTime());
         Files.createDirectories(empty);
-        startProcess(false, empty);
+        startOnSamePort(false, empty);
     }
 
     void stop() throws InterruptedException {
@@ -90,26 +103,59 @@ final class RedisProcess implements AutoCloseable {
         }
     }
 
-    private void startProcess(boolean aof) throws Exception {
-        startProcess(aof, dir);
+    /** A restart: the clients under test know this port, so a port taken meanwhile is a failure. */
+    private void startOnSamePort(boolean aof, Path in) throws Exception {
+        if (!startProcess(aof, in)) {
+            fail("redis-server could not bind its port " + port + " again (taken meanwhile); see " + in);
+        }
     }
 
-    private void startProcess(boolean aof, Path in) throws Exception {
+    /** True once this start answers on {@link #port}; false when it exited because the port was taken. */
+    private boolean startProcess(boolean aof, Path in) throws Exception {
         List<String> command = new java.util.ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", aof ? "yes" : "no", "--dir", in.toString()));
         command.addAll(extraArgs);
+        Path log = in.resolve("redis-" + port + ".log");
         process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
-                .redirectOutput(in.resolve("redis-" + port + ".log").toFile())
+                .redirectOutput(log.toFile())
                 .start();
+        if (!awaitOwnStart(process, log)) {
+            return false;
+        }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (System.nanoTime() < deadline) {
             if (ping()) {
-                return;
+                return true;
             }
             Thread.sleep(20);
         }
-        fail("redis-server did not answer PING on port " + port + "; see " + in.resolve("redis-" + port + ".log"));
+        return fail("redis-server did not answer PING on port " + port + "; see " + log);
+    }
+
+    /**
+     * Waits until the {@code redis-server} just started as {@code process} says in its own
+     * {@code log} that it accepts connections: true; false when it exited first because its port
+     * was taken. A port found free a moment before can be taken meanwhile (another test fork's
+     * Redis, an outgoing connection's ephemeral port), and then a PING alone is answered by
+     * whoever holds it: a cluster test was once joining another fork's plain Redis.
+     */
+    static boolean awaitOwnStart(Process process, Path log) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            String said = Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+            if (said.contains("Ready to accept connections")) {
+                return true;
+            }
+            if (!process.isAlive()) {
+                if (said.contains("Address already in use")) {
+                    return false;
+                }
+                return fail("redis-server exited (" + process.exitValue() + ") before it was ready; see " + log);
+            }
+            Thread.sleep(20);
+        }
+        return fail("redis-server did not say it was ready within 10 s; see " + log);
     }
 
     /** RESP by hand: one PING, one +PONG (the test does not lean on the client under test). */
