@@ -116,7 +116,7 @@ final class LiveWarmup {
     static ServerConfig scratchConfig(ServerConfig config, Path dir) {
         ServerConfig.Server s = config.server();
         return config
-                .withServer(new ServerConfig.Server("127.0.0.1", 0, s.ioThreads(), false, "", null, s.transport()))
+                .withServer(new ServerConfig.Server("127.0.0.1", 0, s.ioThreads(), false, "", null, s.transport(), 0))
                 .withStore(config.store().toBuilder().dataDir(dir.toString()).replayWarmup(false).build())
                 .withFanout(config.fanout().withWarmup(false))
                 .withReconnect(new ServerConfig.Reconnect(config.reconnect().targetRate(), false))

@@ -3,6 +3,7 @@ package io.pushd.server;
 import io.pushd.server.config.ConfigException;
 import io.pushd.server.config.ConfigLoader;
 import io.pushd.server.config.ServerConfig;
+import io.pushd.server.lifecycle.CompilerThreadPriority;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -119,6 +120,7 @@ public final class PushServerMain implements Callable<Integer> {
             System.err.println("start failed: " + describe(e) + " (exit 1)");
             return EXIT_UNAVAILABLE;
         }
+        lowerCompilerThreads(config.server().compilerThreadNice());
         stop.serve(server).await();
         System.exit(0);
         return 0;
@@ -193,6 +195,25 @@ public final class PushServerMain implements Callable<Integer> {
             }, "push-drain-deadline");
             watchdog.setDaemon(true);
             watchdog.start();
+        }
+    }
+
+    /**
+     * Once ready (the warm-ups, which want the JIT at full speed, are over): the JIT's compiler
+     * threads behind the event loops ({@link CompilerThreadPriority}); the daemon only, not a
+     * server embedded in another program or a test.
+     */
+    private static void lowerCompilerThreads(int nice) {
+        if (nice == 0) {
+            return;
+        }
+        CompilerThreadPriority.Result r = CompilerThreadPriority.lower(nice);
+        org.slf4j.Logger log = LoggerFactory.getLogger(PushServerMain.class);
+        if (r.problem() == null) {
+            log.info("JIT compiler threads at nice {} ({} threads; server.compilerThreadNice)", r.nice(), r.threads());
+        } else {
+            log.warn("JIT compiler threads left at their priority ({} of them set to nice {}): {}", r.threads(),
+                    r.nice(), r.problem());
         }
     }
 

@@ -93,10 +93,11 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
      * Listening sockets and event loops; what the daemon serves besides the API: the demo page, and
      * the topic a {@code /v1/live} query without {@code topic} follows ({@code ""} = none, such a
      * query is refused); {@code adminPort} (optional) serves the status routes alone; {@code transport}
-     * the I/O transport (auto, epoll, io_uring, nio).
+     * the I/O transport (auto, epoll, io_uring, nio); {@code compilerThreadNice} the scheduling
+     * priority (nice, 0 = left alone) the daemon gives the JIT's compiler threads once it is ready.
      */
     public record Server(String host, int port, int ioThreads, boolean demo, String defaultTopic, Integer adminPort,
-                         String transport) {
+                         String transport, int compilerThreadNice) {
         public static final String DEFAULT_HOST = "0.0.0.0";
         public static final int DEFAULT_PORT = 8080;
         /** 0 means two per core. */
@@ -107,6 +108,11 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         public static final String DEFAULT_DEFAULT_TOPIC = "";
         /** auto: epoll where available (measured faster than io_uring for fan-out here), else NIO. */
         public static final String DEFAULT_TRANSPORT = "auto";
+        /**
+         * The lowest priority: a compilation then waits for the event loops rather than delaying a
+         * publish's answer or a delivery (measured in the README's Performance section).
+         */
+        public static final int DEFAULT_COMPILER_THREAD_NICE = 19;
 
         public Server {
             require(host != null && !host.isBlank(), "server.host", host, "a host name or address");
@@ -119,11 +125,14 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             transport = transport == null ? DEFAULT_TRANSPORT : transport;
             require(List.of("auto", "epoll", "io_uring", "nio").contains(transport), "server.transport", transport,
                     "auto, epoll, io_uring or nio");
+            require(compilerThreadNice >= 0 && compilerThreadNice <= 19, "server.compilerThreadNice", compilerThreadNice,
+                    "0-19 (0 = left alone)");
         }
 
         /** The listening socket only; the rest at its defaults. */
         public Server(String host, int port, int ioThreads) {
-            this(host, port, ioThreads, DEFAULT_DEMO, DEFAULT_DEFAULT_TOPIC, null, DEFAULT_TRANSPORT);
+            this(host, port, ioThreads, DEFAULT_DEMO, DEFAULT_DEFAULT_TOPIC, null, DEFAULT_TRANSPORT,
+                    DEFAULT_COMPILER_THREAD_NICE);
         }
 
         public static Server defaults() {
@@ -131,23 +140,27 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
         }
 
         public Server withPort(int p) {
-            return new Server(host, p, ioThreads, demo, defaultTopic, adminPort, transport);
+            return new Server(host, p, ioThreads, demo, defaultTopic, adminPort, transport, compilerThreadNice);
         }
 
         public Server withDemo(boolean on) {
-            return new Server(host, port, ioThreads, on, defaultTopic, adminPort, transport);
+            return new Server(host, port, ioThreads, on, defaultTopic, adminPort, transport, compilerThreadNice);
         }
 
         public Server withDefaultTopic(String topic) {
-            return new Server(host, port, ioThreads, demo, topic, adminPort, transport);
+            return new Server(host, port, ioThreads, demo, topic, adminPort, transport, compilerThreadNice);
         }
 
         public Server withAdminPort(Integer p) {
-            return new Server(host, port, ioThreads, demo, defaultTopic, p, transport);
+            return new Server(host, port, ioThreads, demo, defaultTopic, p, transport, compilerThreadNice);
         }
 
         public Server withTransport(String t) {
-            return new Server(host, port, ioThreads, demo, defaultTopic, adminPort, t);
+            return new Server(host, port, ioThreads, demo, defaultTopic, adminPort, t, compilerThreadNice);
+        }
+
+        public Server withCompilerThreadNice(int nice) {
+            return new Server(host, port, ioThreads, demo, defaultTopic, adminPort, transport, nice);
         }
 
         /** The default topic, or null when off. */

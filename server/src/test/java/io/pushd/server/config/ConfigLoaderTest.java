@@ -152,6 +152,17 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void compilerThreadsAreAtNice19UnlessSetAndANiceAbove19IsRefusedByName() throws IOException {
+        assertThat(ConfigLoader.load(null, Map.of()).server().compilerThreadNice()).isEqualTo(19);
+        assertThat(ConfigLoader.load(null, Map.of("server.compilerThreadNice", "0")).server().compilerThreadNice())
+                .as("0: left alone").isZero();
+
+        assertThat(loadFailure("server:\n  compilerThreadNice: 20\n"))
+                .hasMessage("server.compilerThreadNice: 20 (expected: 0-19 (0 = left alone))");
+        assertThat(loadFailure("server:\n  compilerThreadNice: -5\n")).hasMessageContaining("server.compilerThreadNice");
+    }
+
+    @Test
     void zeroRetentionCountNamesKeyValueAndExpectation() throws IOException {
         ConfigException e = loadFailure("store:\n  retentionCount: 0\n");
 
