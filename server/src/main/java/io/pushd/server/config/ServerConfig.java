@@ -159,10 +159,6 @@ public record ServerConfig(Server server, Store store, Limits limits, Drain drai
             return new Server(host, port, ioThreads, demo, defaultTopic, adminPort, t, compilerThreadNice);
         }
 
-        public Server withCompilerThreadNice(int nice) {
-            return new Server(host, port, ioThreads, demo, defaultTopic, adminPort, transport, nice);
-        }
-
         /** The default topic, or null when off. */
         public String defaultTopicOrNull() {
             return defaultTopic.isEmpty() ? null : defaultTopic;
