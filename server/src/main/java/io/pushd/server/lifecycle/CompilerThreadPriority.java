@@ -45,17 +45,22 @@ public final class CompilerThreadPriority {
 
     /** Sets every compiler thread of this JVM to {@code nice} (1-19); 0 leaves them alone. */
     public static Result lower(int nice) {
+        return lower(nice, TASKS);
+    }
+
+    /** As {@link #lower(int)}, for the threads listed under {@code tasks} (a {@code /proc/<pid>/task}). */
+    static Result lower(int nice, Path tasks) {
         if (nice == 0) {
             return new Result(0, 0, null);
         }
         List<Integer> tids;
         try {
-            tids = compilerThreads(TASKS);
+            tids = compilerThreads(tasks);
         } catch (IOException | RuntimeException e) {
-            return new Result(0, nice, "cannot list this process's threads in " + TASKS + ": " + e.getMessage());
+            return new Result(0, nice, "cannot list this process's threads in " + tasks + ": " + e.getMessage());
         }
         if (tids.isEmpty()) {
-            return new Result(0, nice, "no JIT compiler thread found in " + TASKS);
+            return new Result(0, nice, "no JIT compiler thread found in " + tasks);
         }
         LibC libc;
         try {

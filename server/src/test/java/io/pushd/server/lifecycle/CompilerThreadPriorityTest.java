@@ -32,6 +32,17 @@ class CompilerThreadPriorityTest {
     }
 
     @Test
+    void withoutACompilerThreadOrAThreadListNothingIsSetAndTheProblemIsSaid() throws Exception {
+        task(101, "java");
+
+        assertThat(CompilerThreadPriority.lower(19, tasks))
+                .isEqualTo(new CompilerThreadPriority.Result(0, 19, "no JIT compiler thread found in " + tasks));
+        CompilerThreadPriority.Result noProc = CompilerThreadPriority.lower(19, tasks.resolve("missing"));
+        assertThat(noProc.threads()).isZero();
+        assertThat(noProc.problem()).startsWith("cannot list this process's threads in " + tasks.resolve("missing"));
+    }
+
+    @Test
     void zeroLeavesThePrioritiesAlone() {
         assertThat(CompilerThreadPriority.lower(0)).isEqualTo(new CompilerThreadPriority.Result(0, 0, null));
     }
