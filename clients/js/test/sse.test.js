@@ -1,6 +1,6 @@
 // The client over server-sent events against the real server, with npm `eventsource` as Node's
-// EventSource. Written against notes/SSE-CONTRACT.md before the server has /v1/sse: while
-// `GET /v1/sse` answers 404 these tests skip, and they turn on by themselves once it does not.
+// EventSource (the contract: protocol/README.md, "Server-sent events"). Skipped only without a built
+// server jar, like the other suites.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventSource } from 'eventsource';
@@ -8,25 +8,7 @@ import { subscribe, publish } from '../push-client.js';
 import { JarServer, serverSkipReason, waitFor } from './support/server.js';
 import { restartScenario, assertExactlyOnce, assertRestartsSeen } from './support/scenario.js';
 
-/** 'skip reason' or null: starts a server to ask it whether it serves /v1/sse. */
-async function sseSkipReason() {
-  const reason = serverSkipReason();
-  if (reason) return reason;
-  const probe = new JarServer('sse-probe');
-  try {
-    await probe.start();
-    const ac = new AbortController();
-    const res = await fetch(`${probe.url}/v1/sse?topic=probe`, { signal: ac.signal });
-    ac.abort();
-    return res.status === 404 ? 'the server does not serve /v1/sse yet (404): SSE tests wait for the server side of issue 11' : null;
-  } catch (e) {
-    return e.name === 'AbortError' ? null : `probe failed: ${e.message}`;
-  } finally {
-    await probe.close();
-  }
-}
-
-const skip = await sseSkipReason();
+const skip = serverSkipReason();
 
 function follow(url, topics, options = {}) {
   const log = { events: {}, states: [], resets: [], subscribed: new Set() };

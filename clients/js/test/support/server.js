@@ -59,12 +59,14 @@ function serverEnv() {
 
 export class JarServer {
   /**
-   * Short drain settings and no live warm-up, so that a restart takes a couple of seconds, not the production 5-25 s;
+   * Short drain settings and no warm-ups (live ~4 s, replay 1-3 s of CPU a start; the server's tests have them), so
+   * that a restart takes a couple of seconds, not the production 5-25 s;
    * and hints from 0 rather than after the node's own start (drain.expectRestart, tested on the server): the client
    * under test honours whatever hint it gets, and its tests restart the jar themselves.
    */
   static FAST = ['--set', 'drain.lbGrace=0s', '--set', 'drain.minWindow=1s', '--set', 'drain.deadline=5s',
-    '--set', 'drain.expectRestart=false', '--set', 'reconnect.rampAfterStart=false', '--set', 'fanout.warmup=false'];
+    '--set', 'drain.expectRestart=false', '--set', 'reconnect.rampAfterStart=false', '--set', 'fanout.warmup=false',
+    '--set', 'store.replayWarmup=false'];
 
   constructor(name, args = JarServer.FAST) {
     this.name = name;

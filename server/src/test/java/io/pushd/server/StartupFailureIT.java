@@ -85,7 +85,8 @@ class StartupFailureIT {
     @Test
     void aSigtermWhileStartingStopsCleanlyOnceStarted() throws Exception {
         Path data = tmp.resolve("data");
-        try (ServerProcess server = ServerProcess.launch(tmp.resolve("a"), ServerProcess.freePort(), data)) {
+        try (ServerProcess server = ServerProcess.launch(tmp.resolve("a"), ServerProcess.freePort(), data,
+                "store.replayWarmup=true")) {
             // The store writes the marker when it opens; the replay warm-up and the bind come after
             // it, so the signal lands during the start.
             long deadline = System.nanoTime() + EXIT_TIMEOUT.toNanos();
@@ -101,11 +102,15 @@ class StartupFailureIT {
     }
 
     @Test
-    void thePackagedServerWarmsUpItsLivePathBeforeItIsReadyAndKeepsNothingOfIt() throws Exception {
+    void thePackagedServerWarmsUpItsReplayAndLivePathsBeforeItIsReadyAndKeepsNothingOfThem() throws Exception {
         Path data = tmp.resolve("data");
-        ServerProcess server = servers.start(tmp.resolve("a"), ServerProcess.freePort(), data, "fanout.warmup=true");
+        ServerProcess server = servers.start(tmp.resolve("a"), ServerProcess.freePort(), data, "fanout.warmup=true",
+                "store.replayWarmup=true"); // the defaults, which ServerProcess turns off
         String out = server.output();
         assertThat(out).contains("live warm-up: 3000 events published to 100 subscribers in ");
+        assertThat(out.indexOf("replay warm-up: ")).as("the replay warm-up, before the live one")
+                .isPositive().isLessThan(out.indexOf("live warm-up: "));
+        assertThat(data.resolve("replay-warmup")).doesNotExist();
         assertThat(out.indexOf("live warm-up: ")).as("before the server is ready")
                 .isLessThan(out.indexOf("push server ready on "));
         assertThat(out).as("the scratch server says nothing of its own start")

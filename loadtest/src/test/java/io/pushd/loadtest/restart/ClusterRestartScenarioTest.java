@@ -42,6 +42,8 @@ class ClusterRestartScenarioTest {
 
         int exit = LoadTestMain.execute("restart", "--nodes", "3",
                 "--server-jar", serverJar,
+                "--server-set", "fanout.warmup=false", // the live warm-up: not what this tests, ~4 s a start
+                "--server-set", "store.replayWarmup=false", // the replay warm-up: likewise, 1.5-3 s a start
                 "--clients", "300",
                 "--topics", "6",
                 "--rate", "60",

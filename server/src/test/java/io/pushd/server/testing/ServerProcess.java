@@ -83,7 +83,10 @@ public final class ServerProcess implements AutoCloseable {
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>(List.of(java, "-jar", jar, "--host", "127.0.0.1",
                 "--port", Integer.toString(port), "--data-dir", dataDir.toString(),
-                "--set", "server.ioThreads=2", "--set", "fanout.warmup=false")); // ~4 s a start; a later --set wins
+                "--set", "server.ioThreads=2",
+                // The warm-ups (live ~4 s, replay 1-3 s of CPU a start) are not what these tests are
+                // about; StartupFailureIT turns them on where it is. A later --set wins.
+                "--set", "fanout.warmup=false", "--set", "store.replayWarmup=false"));
         for (String s : sets) {
             cmd.add("--set");
             cmd.add(s);
