@@ -85,7 +85,7 @@ public final class ServerProcess implements AutoCloseable {
                 "--port", Integer.toString(port), "--data-dir", dataDir.toString(),
                 "--set", "server.ioThreads=2",
                 // The warm-ups (live ~4 s, replay 1-3 s of CPU a start) are not what these tests are
-                // about; StartupFailureIT turns them on where it is. A later --set wins.
+                // about; StartupFailureIT turns them on where it tests them. A later --set wins.
                 "--set", "fanout.warmup=false", "--set", "store.replayWarmup=false"));
         for (String s : sets) {
             cmd.add("--set");
