@@ -43,16 +43,15 @@ final class SocketWrites {
         final ByteBuf joined = Unpooled.directBuffer(JOINED_BYTES, JOINED_BYTES);
         final int[] offsets = new int[CAPACITY + 1];
         final IovArray iov = new IovArray(Unpooled.directBuffer(CAPACITY * IovArray.IOV_SIZE));
-        LiveBatch batch;
+        /** The generation {@link #how} and the buffers were prepared for; 0: none (generations start at 1). */
         long generation;
-        /** How {@link #batch} is written: {@link #NONE} when some event cannot be written directly. */
+        /** How the batch of {@link #generation} is written: {@link #NONE} when some event cannot be written directly. */
         int how;
 
         void prepare(LiveBatch events) {
-            if (batch == events && generation == events.generation()) {
+            if (generation == events.generation()) { // unique across batches (LiveBatch)
                 return;
             }
-            batch = events;
             generation = events.generation();
             how = join(events) ? JOINED : vectors(events) ? VECTORS : NONE;
         }

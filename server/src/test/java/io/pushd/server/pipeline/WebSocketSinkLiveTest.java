@@ -188,6 +188,27 @@ class WebSocketSinkLiveTest {
     }
 
     @Test
+    void anotherBatchOrTheSameOneRefilledIsWrittenFromItsOwnEventsNotFromWhatWasPreparedBefore() throws Exception {
+        WebSocketSink sink = sink();
+        LiveBatch first = batch(event(5, 'a'), event(6, 'b'));
+        LiveBatch second = batch(event(7, 'c'), event(8, 'd')); // a new batch object: as many clears as the first
+
+        onLoop(() -> {
+            sink.sendLive("t", first, 0, 2);
+            sink.sendLive("t", second, 0, 2);
+            first.clear();
+            first.add("ep", 3, events.get(1), events.get(1).readableBytes()); // b again, then c again
+            first.add("ep", 4, events.get(2), events.get(2).readableBytes());
+            sink.sendLive("t", first, 0, 2);
+            return null;
+        });
+
+        assertThat(read(5 + 6 + 7 + 8 + 6 + 7)).isEqualTo("a".repeat(5) + "b".repeat(6) + "c".repeat(7) + "d".repeat(8)
+                + "b".repeat(6) + "c".repeat(7));
+        assertThat(nettyWrites).hasValue(0);
+    }
+
+    @Test
     void aRunInTheMiddleOfABatchWritesOnlyItsEvents() throws Exception {
         WebSocketSink sink = sink();
         LiveBatch batch = batch(event(5, 'a'), event(6, 'b'), event(7, 'c'), event(8, 'd'));
