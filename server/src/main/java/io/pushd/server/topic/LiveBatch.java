@@ -22,9 +22,10 @@ public final class LiveBatch {
      * generation alone. It used to ask for the same batch object as well, a test that fails only
      * the first time an event loop sees a batch. The live warm-up's loops are not the server's, so
      * C2 compiled the delivery path with that branch as never taken, and the first multi-event batch
-     * on each of the server's loops threw the compiled path away: seconds in profiled code, and a
-     * recompile of the hottest methods, in the first seconds of traffic after every start. One
-     * atomic increment per batch (a task of one loop, not a delivery) costs nothing beside that.
+     * on each of the server's loops threw the compiled path away (an unstable_if trap in a JIT log):
+     * profiled code until C2 compiled the hottest methods again, in the first seconds of traffic
+     * after every start. One atomic increment per batch (a task of one loop, not a delivery) costs
+     * nothing beside that.
      */
     private static final AtomicLong GENERATIONS = new AtomicLong();
 
