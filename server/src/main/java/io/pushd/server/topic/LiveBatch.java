@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link ByteBuf#retainedDuplicate()}), and no subscriber moves a lent buffer's indices.
  *
  * <p>Confined to one event loop and reused from task to task; {@link #generation()} tells one
- * task's batch from the next, so a transport may keep something it derived from the batch
- * (native I/O vectors of its buffers) for the rest of the task.
+ * task's batch from the next and from any other batch, so a transport may keep something it
+ * derived from the batch (native I/O vectors of its buffers) for the rest of the task.
  */
 public final class LiveBatch {
 
