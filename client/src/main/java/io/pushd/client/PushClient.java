@@ -295,9 +295,11 @@ public final class PushClient implements AutoCloseable {
                 conn.failed(done.cause());
                 f.channel().close();
             }
+            // One place decides what happens after any kind of end: refused, timed out, closed, dead.
+            // Only now: a refused connect closes the channel before this future's listeners run, and
+            // onClosed must know why (the listener would hear a bare ClosedChannelException).
+            f.channel().closeFuture().addListener(closed -> onClosed(conn));
         });
-        // One place decides what happens after any kind of end: refused, timed out, closed, dead.
-        f.channel().closeFuture().addListener(done -> onClosed(conn));
     }
 
     /** The supplier's token for this attempt; a failing supplier sends none (the server then answers 401). */

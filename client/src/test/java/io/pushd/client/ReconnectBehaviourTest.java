@@ -100,7 +100,9 @@ class ReconnectBehaviourTest {
 
         Recorder.await("3 failed attempts", WAIT, () -> backoff.attempts.size() >= 3);
         assertThat(backoff.attempts.subList(0, 3)).containsExactly(0, 1, 2);
-        assertThat(recorder.connectFailures).hasSizeGreaterThanOrEqualTo(3);
+        assertThat(recorder.connectFailures).hasSizeGreaterThanOrEqualTo(3)
+                .as("the listener hears why: refused, not just closed")
+                .allMatch(e -> e instanceof java.net.ConnectException, "a ConnectException");
         assertThat(recorder.connected).isEmpty();
         assertThat(client.connects()).isZero();
         assertThat(client.connectAttempts()).isGreaterThanOrEqualTo(3);

@@ -1,13 +1,13 @@
 package io.pushd.loadtest.fleet;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import io.pushd.client.PushClient;
 import io.pushd.client.PushListener;
 import io.pushd.protocol.EventId;
 import io.pushd.protocol.ResetReason;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Queue;
 import java.util.TreeMap;
@@ -28,6 +28,8 @@ public final class ClientRecord implements PushListener {
 
     /** "No such moment" for nanoTime values (which may be negative). */
     public static final long NONE = Long.MIN_VALUE;
+    private static final int MAX_FAILURES = 16;
+    private static final int MAX_TRAILS = 5;
 
     private final int index;
     private final String topic;
@@ -42,6 +44,9 @@ public final class ClientRecord implements PushListener {
     private volatile int refusedStatus;
     private volatile long refusedNanos = NONE;
     private final Queue<long[]> disconnects = new ConcurrentLinkedQueue<>();
+    private final Queue<Failure> failures = new ConcurrentLinkedQueue<>();
+    /** When the last {@value #MAX_FAILURES} connections opened (handshake done, not yet subscribed). */
+    private final Queue<Long> opens = new ConcurrentLinkedQueue<>();
     volatile PushClient client;
 
     private volatile boolean subscribed;
@@ -108,22 +113,34 @@ public final class ClientRecord implements PushListener {
     @Override
     public void onConnected(long nanoTime) {
         awaitingSubscribed = true;
+        opens.add(nanoTime);
+        while (opens.size() > MAX_FAILURES) {
+            opens.poll();
+        }
     }
 
     /**
-     * A handshake the server answered 401 or 403 (a missing, bad or insufficient token): the client
-     * library retries it with backoff, but the same token will not pass, so the run reports it
-     * instead of waiting for it.
+     * A handshake the server answered 401 or 403 (a missing, bad or insufficient token), over
+     * either transport: the client library retries it with backoff, but the same token will not
+     * pass, so the run reports it instead of waiting for it.
      */
     @Override
+    public void onAccessDenied(int status, String error) {
+        refusedStatus = status;
+        refusedNanos = System.nanoTime();
+    }
+
+    /** Kept (the last {@value #MAX_FAILURES}) so that a run can say why a client did not come back. */
+    @Override
     public void onConnectFailed(Throwable cause) {
-        if (cause instanceof WebSocketClientHandshakeException h && h.response() != null) {
-            int status = h.response().status().code();
-            if (status == 401 || status == 403) {
-                refusedStatus = status;
-                refusedNanos = System.nanoTime();
-            }
+        failures.add(new Failure(System.nanoTime(), String.valueOf(cause)));
+        while (failures.size() > MAX_FAILURES) {
+            failures.poll();
         }
+    }
+
+    /** One failed attempt: when the client saw it fail ({@link System#nanoTime()}) and why. */
+    public record Failure(long nanos, String cause) {
     }
 
     /** Whether the server refused a handshake (401/403) at or after {@code sinceNanos}. */
@@ -159,6 +176,33 @@ public final class ClientRecord implements PushListener {
         s.setLength(s.length() - 2);
         return s.append("), e.g. client ").append(first.index()).append(" (").append(first.topic()).append(')')
                 .toString();
+    }
+
+    /**
+     * What happened to this client since {@code sinceNanos}, in order, times in seconds after it:
+     * each failed attempt, opened connection, subscription and connection end (close code, hint), e.g. for a
+     * client that is not back.
+     */
+    public String trail(long sinceNanos) {
+        record Step(long nanos, String what) {
+        }
+        List<Step> steps = new ArrayList<>();
+        for (long[] d : disconnects) {
+            steps.add(new Step(d[0], "closed " + d[1] + (d[2] >= 0 ? String.format(Locale.ROOT, " (hint %.1f s)", d[2] / 1e3) : "")));
+        }
+        failures.forEach(f -> steps.add(new Step(f.nanos(), "failed: " + f.cause())));
+        opens.forEach(t -> steps.add(new Step(t, "opened")));
+        connectNanos.forEach(t -> steps.add(new Step(t, "subscribed")));
+        StringBuilder s = new StringBuilder("client ").append(index).append(" (").append(topic).append(')');
+        steps.stream().filter(st -> st.nanos() - sinceNanos >= 0)
+                .sorted((x, y) -> Long.compare(x.nanos() - sinceNanos, y.nanos() - sinceNanos))
+                .forEach(st -> s.append(String.format(Locale.ROOT, "; %.1f s %s", (st.nanos() - sinceNanos) / 1e9, st.what())));
+        return s.toString();
+    }
+
+    /** {@link #trail} of the first {@value #MAX_TRAILS} of {@code clients}: why they are not back. */
+    public static List<String> trails(List<ClientRecord> clients, long sinceNanos) {
+        return clients.stream().limit(MAX_TRAILS).map(c -> c.trail(sinceNanos)).toList();
     }
 
     @Override

@@ -264,6 +264,7 @@ final class ClusterRestartScenario {
         if (!missing.isEmpty()) {
             log.warn("{} clients of node-{} did not reconnect within {}", missing.size(), node,
                     plan.reconnectTimeout());
+            ClientRecord.trails(missing, trigger).forEach(trail -> report.note(name + ", not back: " + trail));
         }
         deadline.sleep(plan.steady());
         long end = System.nanoTime();

@@ -26,6 +26,7 @@ import io.pushd.protocol.EventId;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -168,6 +169,11 @@ final class RestartScenario {
         publisher.disturbed(false);
         if (!missing.isEmpty()) {
             log.warn("{} clients did not reconnect within {}", missing.size(), plan.reconnectTimeout());
+            ClientRecord.trails(missing, trigger).forEach(trail -> report.note("restart " + (i + 1) + ", not back: " + trail));
+        } else {
+            // the tail's story: what the last client back met on its way
+            fleet.records().stream().max(Comparator.comparingLong(c -> c.firstConnectAfter(trigger) - trigger))
+                    .ifPresent(c -> report.note("restart " + (i + 1) + ", last back: " + c.trail(trigger)));
         }
         deadline.sleep(plan.steady());
         long windowEnd = System.nanoTime(); // the next restart (or the end) follows at once
