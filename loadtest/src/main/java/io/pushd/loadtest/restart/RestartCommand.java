@@ -79,9 +79,14 @@ public final class RestartCommand implements Callable<Integer> {
             description = "Steady publishing before the first restart and after each wave of reconnects.")
     Duration steady;
 
-    @Option(names = "--reconnect-timeout", paramLabel = "DURATION", defaultValue = "90s",
+    // 120 s: a client whose attempt fails as the server becomes ready (a connect and a handshake
+    // of 10 s each on a loaded machine) then waits up to its maxDelay (60 s) before the next one,
+    // which may take as long again; 90 s was too short for that under CI load (a client back at
+    // 75 s after a response timeout, another not back at 90 s).
+    @Option(names = "--reconnect-timeout", paramLabel = "DURATION", defaultValue = "120s",
             converter = DurationConverter.class,
-            description = "How long after a restart every client must have reconnected.")
+            description = "How long every client has to reconnect once the restarted server is ready "
+                    + "(a cluster: once the node was signalled, its clients going to the others).")
     Duration reconnectTimeout;
 
     @Option(names = "--catch-up-timeout", paramLabel = "DURATION", defaultValue = "60s",

@@ -204,7 +204,8 @@ final class RestartScenario {
 
     private void reconnectChecks(String name, RestartTiming t, ReconnectStats s, String refusals) {
         report.check(name + ": every client reconnected", s.reconnected() == s.clients(), String.format(Locale.ROOT,
-                "%d/%d within %d s", s.reconnected(), s.clients(), plan.reconnectTimeout().toSeconds()) + refusals);
+                "%d/%d within %d s of the server being ready", s.reconnected(), s.clients(),
+                plan.reconnectTimeout().toSeconds()) + refusals);
         report.check(name + ": reconnects spread over ≥ " + fmtS(plan.minSpread().toMillis()),
                 s.reconnected() > 0 && s.spreadMs() >= plan.minSpread().toMillis(),
                 String.format(Locale.ROOT, "first→last %.2f s (first at %.2f s, last at %.2f s after the trigger)",

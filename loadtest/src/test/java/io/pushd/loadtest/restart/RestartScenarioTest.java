@@ -26,7 +26,7 @@ class RestartScenarioTest {
     Path reportDir;
 
     @Test
-    @Timeout(240)
+    @Timeout(300)
     void thousandClientsSurviveAGracefulAndACrashRestartWithSpreadReconnectsAndEveryEventExactlyOnce() throws Exception {
         String serverJar = System.getProperty("push.server.jar", "../server/target/push-server.jar");
         assertThat(Path.of(serverJar)).as("server fat jar (built by the server module)").isRegularFile();
@@ -39,7 +39,7 @@ class RestartScenarioTest {
                 "--rate", "60",
                 "--client-threads", "2",
                 "--steady", "2s",
-                "--timeout", "200s",
+                "--timeout", "260s", // each restart may wait up to --reconnect-timeout (120 s) past its server's start
                 "--report-dir", reportDir.toString());
 
         Path json = reportDir.resolve(ReportWriter.JSON_FILE);

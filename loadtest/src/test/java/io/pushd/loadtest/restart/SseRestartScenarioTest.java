@@ -31,7 +31,7 @@ class SseRestartScenarioTest {
     Path reportDir;
 
     @Test
-    @Timeout(240)
+    @Timeout(300)
     void sseClientsSurviveAGracefulAndACrashRestartWithSpreadReconnectsAndEveryEventExactlyOnce()
             throws Exception {
         String serverJar = System.getProperty("push.sse.server.jar",
@@ -49,7 +49,7 @@ class SseRestartScenarioTest {
                 "--rate", "60",
                 "--client-threads", "2",
                 "--steady", "2s",
-                "--timeout", "200s",
+                "--timeout", "260s", // each restart may wait up to --reconnect-timeout (120 s) past its server's start
                 "--report-dir", reportDir.toString());
 
         JsonNode report = JSON.readTree(reportDir.resolve(ReportWriter.JSON_FILE).toFile());
