@@ -14,23 +14,27 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import io.pushd.client.Transport;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A client whose token the server refuses (401) would be retried by the client library forever;
  * the fleet reports it as not connected, with the status, as soon as every other client is in,
- * rather than waiting out the connect timeout.
+ * rather than waiting out the connect timeout. Over either transport: a WebSocket handshake and
+ * an SSE request are refused alike.
  */
 class RefusedClientsTest {
 
     @TempDir
     Path logDir;
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(Transport.class)
     @Timeout(60)
-    void clientsWithoutAValidTokenAreReportedAsRefusedWithoutWaitingOutTheTimeout() throws Exception {
+    void clientsWithoutAValidTokenAreReportedAsRefusedWithoutWaitingOutTheTimeout(Transport transport) throws Exception {
         Path jar = Path.of(System.getProperty("push.server.jar", "../server/target/push-server.jar"));
         Deadline deadline = Deadline.in(Duration.ofSeconds(55));
         List<String> topics = List.of("refused-0");
@@ -42,14 +46,16 @@ class RefusedClientsTest {
             String[] valid = tokens.forClients(4, topics);
             String[] given = {valid[0], valid[1], otherKey.forClients(1, topics)[0], null}; // unknown key; none
             long t0 = System.nanoTime();
+            ClientFleet.Customizer withTokens = Tokens.clientTokens(given);
             try (ClientFleet fleet = ClientFleet.start(spec, server.host(), server.port(), topics, deadline,
-                    Tokens.clientTokens(given))) {
+                    (i, b) -> withTokens.apply(i, b.transport(transport)))) {
                 Report report = new Report("test", "refused clients", "-");
                 ClientFleet.Connected c = fleet.awaitConnected(t0, Duration.ofSeconds(45), deadline, 1, report,
                         new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
                         "all clients connected", "clients", "topics");
                 double seconds = (System.nanoTime() - t0) / 1e9;
 
+                assertThat(fleet.records()).allMatch(r -> r.client().options().transport() == transport);
                 assertThat(c.all()).isFalse();
                 assertThat(c.notConnected()).extracting(ClientRecord::index).containsExactlyInAnyOrder(2, 3);
                 assertThat(c.notConnected()).extracting(ClientRecord::refusedStatus).containsOnly(401);
