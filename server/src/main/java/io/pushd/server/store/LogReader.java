@@ -60,7 +60,7 @@ final class LogReader {
             // The tailer's bytes may stand in the chunk after the data's (MappedCopy): never read
             // through them at the data's position, always through the chunk that holds it.
             long address = MappedCopy.address(bytes, position, length);
-            if (address != 0 && out.hasMemoryAddress()) {
+            if (address != 0 && out.hasMemoryAddress() && MappedCopy.NETTY_UNSAFE) {
                 // Straight from the mapped file into a direct outbound buffer: one memory copy.
                 out.ensureWritable(length);
                 int at = out.writerIndex();

@@ -18,6 +18,14 @@ import net.openhft.chronicle.bytes.BytesStore;
  */
 final class MappedCopy {
 
+    /**
+     * Whether Netty may copy memory through {@code sun.misc.Unsafe}: not on JDK 24 and later, where
+     * Netty leaves it alone by default, nor with {@code -Dio.netty.noUnsafe=true}. Its copy then
+     * throws (a NullPointerException), which made a restart take an intact log for a damaged one
+     * and failed every replay. Its direct buffers may still have a native address (JDK 24+).
+     */
+    static final boolean NETTY_UNSAFE = PlatformDependent.hasUnsafe();
+
     private MappedCopy() {
     }
 
@@ -40,7 +48,13 @@ final class MappedCopy {
     static void copy(Bytes<?> b, long from, byte[] to, int length) {
         long address = address(b, from, length);
         if (address != 0) {
-            PlatformDependent.copyMemory(address, to, 0, length);
+            if (NETTY_UNSAFE) {
+                PlatformDependent.copyMemory(address, to, 0, length);
+            } else {
+                // address() mapped the chunk that holds the whole range: it reads it, in its own
+                // (absolute) offsets, through Chronicle's memory access
+                b.bytesStore().read(from, to, 0, length);
+            }
             return;
         }
         for (int i = 0; i < length; i++) { // each read maps the chunk that holds its byte
