@@ -169,10 +169,32 @@ class PublisherTest {
 
     @Test
     void withoutCallersRunningAPublishIsAnsweredByTheWriterThread() throws Exception {
+        // The writer is held in the fan-out of an earlier event, so the answer cannot come before
+        // the callback is attached: on a future already done it would run on this thread (seen
+        // under CI load, when the writer was quicker than the thenRun).
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        hub.subscribe("gate", new InlineSubscriber((seq, frame) -> {
+            frame.release();
+            held.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        publisher.publish("gate", json("0"), null);
+        assertThat(held.await(30, TimeUnit.SECONDS)).as("the writer in the gate's fan-out").isTrue();
+
+        CompletableFuture<Publisher.Result> answer = publisher.publish("t", json("1"), null);
+        assertThat(answer).as("queued behind the held batch, not run here").isNotDone();
         List<String> answeredOn = new CopyOnWriteArrayList<>();
-        publisher.publish("t", json("1"), null).thenRun(() -> answeredOn.add(Thread.currentThread().getName()))
-                .get(30, TimeUnit.SECONDS);
+        CompletableFuture<Void> recorded = answer.thenRun(() -> answeredOn.add(Thread.currentThread().getName()));
+        release.countDown();
+
+        recorded.get(30, TimeUnit.SECONDS);
         assertThat(answeredOn).containsExactly("push-writer");
+        assertThat(await(answer)).isEqualTo(new Publisher.Result(1, true));
     }
 
     @Test
