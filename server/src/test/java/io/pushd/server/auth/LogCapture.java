@@ -27,10 +27,21 @@ final class LogCapture implements AutoCloseable {
         tls.setLevel(Level.TRACE);
     }
 
+    /**
+     * The events so far. Other threads append while a test reads (a key source's poller): the list
+     * is copied under the appender's lock, which {@code AppenderBase.doAppend} holds as it adds;
+     * reading it unlocked threw ConcurrentModificationException under CI load.
+     */
+    private List<ILoggingEvent> events() {
+        synchronized (appender) {
+            return new ArrayList<>(appender.list);
+        }
+    }
+
     /** Each event as text: level, logger, formatted message, arguments, and the whole throwable chain. */
-    synchronized List<String> lines() {
+    List<String> lines() {
         List<String> out = new ArrayList<>();
-        for (ILoggingEvent e : List.copyOf(appender.list)) {
+        for (ILoggingEvent e : events()) {
             StringBuilder sb = new StringBuilder().append(e.getLevel()).append(' ').append(e.getLoggerName())
                     .append(" - ").append(e.getFormattedMessage());
             if (e.getArgumentArray() != null) {
@@ -50,7 +61,7 @@ final class LogCapture implements AutoCloseable {
     }
 
     List<String> messages(Level level) {
-        return appender.list.stream().filter(e -> e.getLevel() == level).map(ILoggingEvent::getFormattedMessage).toList();
+        return events().stream().filter(e -> e.getLevel() == level).map(ILoggingEvent::getFormattedMessage).toList();
     }
 
     @Override

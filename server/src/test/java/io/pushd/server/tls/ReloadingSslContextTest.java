@@ -227,9 +227,9 @@ class ReloadingSslContextTest {
             String otherKey = Files.readString(other[1]);
 
             replace(other[0], crt); // a certificate whose key never arrives
-            await("a warning", () -> logs.list.stream().anyMatch(e -> e.getLevel() == Level.WARN));
+            await("a warning", () -> snapshot(logs).stream().anyMatch(e -> e.getLevel() == Level.WARN));
             Thread.sleep(POLL.toMillis() * 5);
-            List<String> warnings = logs.list.stream().filter(e -> e.getLevel() == Level.WARN)
+            List<String> warnings = snapshot(logs).stream().filter(e -> e.getLevel() == Level.WARN)
                     .map(ILoggingEvent::getFormattedMessage).toList();
             assertThat(warnings).singleElement().asString().contains("does not belong to the certificate")
                     .contains("still serving the certificate loaded before (CN=first)");
@@ -238,12 +238,12 @@ class ReloadingSslContextTest {
             }
 
             Files.writeString(key, "-----BEGIN PRIVATE KEY-----\nnot base64 at all\n-----END PRIVATE KEY-----\n");
-            await("a second warning", () -> logs.list.stream().filter(e -> e.getLevel() == Level.WARN).count() == 2);
+            await("a second warning", () -> snapshot(logs).stream().filter(e -> e.getLevel() == Level.WARN).count() == 2);
             try (SSLSocket s = connect(port)) {
                 assertThat(peerName(s)).isEqualTo("CN=first");
             }
             assertThat(tls.generation()).isEqualTo(1);
-            for (ILoggingEvent e : logs.list) {
+            for (ILoggingEvent e : snapshot(logs)) {
                 String line = e.getFormattedMessage() + (e.getThrowableProxy() == null ? "" : e.getThrowableProxy().getMessage());
                 for (String pem : List.of(firstKey, otherKey)) {
                     String body = pem.lines().filter(l -> !l.startsWith("-----")).findFirst().orElseThrow();
@@ -281,5 +281,12 @@ class ReloadingSslContextTest {
         assertThatThrownBy(() -> new TlsConfig("a.crt", null, TlsConfig.DEFAULT_PROTOCOLS, TlsConfig.DEFAULT_POLL_INTERVAL))
                 .hasMessage("tls.keyFile: null (expected: tls.certFile and tls.keyFile set together)");
         assertThat(TlsConfig.defaults().enabled()).isFalse();
+    }
+
+    /** The events so far, copied under the appender's lock: the reloader's thread appends meanwhile. */
+    private static List<ILoggingEvent> snapshot(ListAppender<ILoggingEvent> logs) {
+        synchronized (logs) {
+            return new java.util.ArrayList<>(logs.list);
+        }
     }
 }
