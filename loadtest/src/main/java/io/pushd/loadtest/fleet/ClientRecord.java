@@ -28,7 +28,8 @@ public final class ClientRecord implements PushListener {
 
     /** "No such moment" for nanoTime values (which may be negative). */
     public static final long NONE = Long.MIN_VALUE;
-    private static final int MAX_FAILURES = 16;
+    /** The failed attempts and opened connections kept per client, the last ones. */
+    private static final int MAX_KEPT = 16;
     private static final int MAX_TRAILS = 5;
 
     private final int index;
@@ -45,7 +46,7 @@ public final class ClientRecord implements PushListener {
     private volatile long refusedNanos = NONE;
     private final Queue<long[]> disconnects = new ConcurrentLinkedQueue<>();
     private final Queue<Failure> failures = new ConcurrentLinkedQueue<>();
-    /** When the last {@value #MAX_FAILURES} connections opened (handshake done, not yet subscribed). */
+    /** When the last {@value #MAX_KEPT} connections opened (handshake done, not yet subscribed). */
     private final Queue<Long> opens = new ConcurrentLinkedQueue<>();
     volatile PushClient client;
 
@@ -114,7 +115,7 @@ public final class ClientRecord implements PushListener {
     public void onConnected(long nanoTime) {
         awaitingSubscribed = true;
         opens.add(nanoTime);
-        while (opens.size() > MAX_FAILURES) {
+        while (opens.size() > MAX_KEPT) {
             opens.poll();
         }
     }
@@ -130,11 +131,11 @@ public final class ClientRecord implements PushListener {
         refusedNanos = System.nanoTime();
     }
 
-    /** Kept (the last {@value #MAX_FAILURES}) so that a run can say why a client did not come back. */
+    /** Kept (the last {@value #MAX_KEPT}) so that a run can say why a client did not come back. */
     @Override
     public void onConnectFailed(Throwable cause) {
         failures.add(new Failure(System.nanoTime(), String.valueOf(cause)));
-        while (failures.size() > MAX_FAILURES) {
+        while (failures.size() > MAX_KEPT) {
             failures.poll();
         }
     }
