@@ -103,8 +103,13 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
         }
         ctx.writeAndFlush(req);
         long timeout = options.handshakeTimeout().toMillis();
+        // Until the stream opens: an error answer whose body does not end is timed out too (it
+        // held a client until the 60 s silence bound, then reported a bare close).
         responseTimeout = ctx.executor().schedule(() -> {
-            failed(new IOException("no response to GET " + uri.getRawPath() + " within " + timeout + " ms"));
+            failed(new IOException(errorStatus == null
+                    ? "no response to GET " + uri.getRawPath() + " within " + timeout + " ms"
+                    : "GET " + uri.getRawPath() + " answered " + errorStatus + ", whose body did not end within "
+                            + timeout + " ms"));
             log.debug("[{}] response timed out", id());
             ctx.close();
         }, timeout, TimeUnit.MILLISECONDS);
@@ -132,9 +137,9 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
     }
 
     private void onResponse(HttpResponse r) {
-        cancelTimeout();
         String type = r.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
         if (r.status().code() == 200 && type.startsWith("text/event-stream")) {
+            cancelTimeout();
             parser = new SseParser(this, options.maxFrameBytes());
             opened = true;
             client.onOpen(this);
@@ -209,6 +214,9 @@ final class SseConnection extends ClientConnection<HttpObject> implements SsePar
         if (evt instanceof IdleStateEvent idle && idle.state() == IdleState.READER_IDLE) {
             // The server sends ": ping" well within this; silence means it or the path is gone.
             endNote = "nothing read for " + options.silenceTimeout().toMillis() + " ms";
+            if (!opened) {
+                failed(new IOException(endNote)); // the listener hears why, not a bare close
+            }
             log.info("[{}] {}, reconnecting", id(), endNote);
             ctx.close();
         }
