@@ -8,6 +8,9 @@
 # SPLIT=1: after each run, where the CPU went (bench/cpu-split.mjs): the server's by thread kind
 # (event loops, JIT compilers, writer) and each core's busy time with its softirq share, over
 # the last SPLIT_WINDOW seconds of the window (default: all of it).
+# TARGETS: any of push, push-c1 (this server with the JIT's C2 compiler off,
+# -XX:TieredStopAtLevel=1, on top of PUSH_JVM_OPTS; see the README's Performance section), nchan,
+# netty, socketio.
 # Needs: `mvn -q -DskipTests package` first, Node, and nginx-light + libnginx-mod-nchan for Nchan.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +19,7 @@ peers=${PEERS:-}; for p in "$root/../shared/peers" "$root/../../shared/peers"; d
 [ -x "$peers/bench.sh" ] || { echo "no peers driver (looked in ${PEERS:-$root/../shared/peers and $root/../../shared/peers}; set PEERS to the peers folder)" >&2; exit 1; }
 export PIN_SERVER=${PIN_SERVER:-0} PIN_DRIVER=${PIN_DRIVER:-1}
 out=$(mktemp)
-pattern() { case $1 in push|ours) echo '^java .*push-server[.]jar --port' ;; nchan) echo '^nginx: worker' ;;
+pattern() { case $1 in push|ours|push-c1) echo '^java .*push-server[.]jar --port' ;; nchan) echo '^nginx: worker' ;;
   socketio) echo 'socketio-server[.]mjs' ;; netty) echo 'RawNettyBroadcast' ;; esac; }
 # One run of one target. The shared driver picks its server's port at random in 30000-49999, which
 # overlaps Linux's ephemeral ports (32768-60999): a port that an earlier run's client sockets left
@@ -27,7 +30,12 @@ attempt() { # target rate: one bench.sh run, with its CPU split when SPLIT=1
   if [ "${SPLIT:-0}" = 1 ]; then
     node "$root/bench/cpu-split.mjs" "$(pattern $1)" "${SPLIT_WINDOW:-$secs}" > "$out.split" 2>&1 & split=$!
   fi
-  PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$1" "$subs" "$2" "$secs"
+  if [ "$1" = push-c1 ]; then
+    PUSH_JVM_OPTS="${PUSH_JVM_OPTS:-} -XX:TieredStopAtLevel=1" PROJECT_DIR=${PROJECT_DIR:-$root} \
+      "$peers/bench.sh" push "$subs" "$2" "$secs" | sed 's/"target":"ours"/"target":"ours (C1 only)"/'
+  else
+    PROJECT_DIR=${PROJECT_DIR:-$root} "$peers/bench.sh" "$1" "$subs" "$2" "$secs"
+  fi
   if [ "${SPLIT:-0}" = 1 ]; then wait $split; fi
 }
 once() {

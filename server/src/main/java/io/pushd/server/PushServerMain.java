@@ -4,6 +4,7 @@ import io.pushd.server.config.ConfigException;
 import io.pushd.server.config.ConfigLoader;
 import io.pushd.server.config.ServerConfig;
 import io.pushd.server.lifecycle.CompilerThreadPriority;
+import io.pushd.server.lifecycle.JitCompilers;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,6 +86,7 @@ public final class PushServerMain implements Callable<Integer> {
         // cluster.redisUri may hold a password: its serializer masks it (Cluster.Redacting).
         LoggerFactory.getLogger(PushServerMain.class)
                 .info("effective configuration:\n{}", ConfigLoader.toYaml(config).stripTrailing());
+        JitCompilers.log(LoggerFactory.getLogger(PushServerMain.class), config.tls().enabled());
         // The signals are ours from before the start: a SIGTERM during the start (a warm-up, a
         // bind) then stops the server cleanly as soon as it is up, rather than killing the JVM with
         // the store open, which would leave the data directory marked as running.

@@ -19,8 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The packaged server ({@code java -jar push-server.jar}) as a child process on a loopback port.
  * Its working directory is a temp folder (so no {@code config/server.yaml} is picked up), its
  * stdout and stderr go to a log file there. The jar is found through the system property
- * {@code push.server.jar} that failsafe sets. No JVM flags are passed: the jar's manifest has to
- * make {@code java -jar} work on its own.
+ * {@code push.server.jar} that failsafe sets. No JVM flags are passed unless a test names some
+ * ({@link #launch(Path, int, Path, List, String...)}): the jar's manifest has to make
+ * {@code java -jar} work on its own.
  */
 public final class ServerProcess implements AutoCloseable {
 
@@ -61,7 +62,13 @@ public final class ServerProcess implements AutoCloseable {
      */
     public static ServerProcess start(Path workDir, int port, Path dataDir, String... sets) throws IOException,
             InterruptedException {
-        ServerProcess server = launch(workDir, port, dataDir, sets);
+        return start(workDir, port, dataDir, List.of(), sets);
+    }
+
+    /** As {@link #start(Path, int, Path, String...)}, with {@code jvmOptions} before {@code -jar}. */
+    public static ServerProcess start(Path workDir, int port, Path dataDir, List<String> jvmOptions, String... sets)
+            throws IOException, InterruptedException {
+        ServerProcess server = launch(workDir, port, dataDir, jvmOptions, sets);
         try {
             server.awaitReady();
         } catch (RuntimeException | Error e) {
@@ -74,6 +81,12 @@ public final class ServerProcess implements AutoCloseable {
 
     /** Starts the server without waiting for it: for a start that is meant to fail, or to be cut short. */
     public static ServerProcess launch(Path workDir, int port, Path dataDir, String... sets) throws IOException {
+        return launch(workDir, port, dataDir, List.of(), sets);
+    }
+
+    /** As {@link #launch(Path, int, Path, String...)}, with {@code jvmOptions} before {@code -jar}. */
+    public static ServerProcess launch(Path workDir, int port, Path dataDir, List<String> jvmOptions, String... sets)
+            throws IOException {
         String jar = System.getProperty("push.server.jar");
         if (jar == null || !Files.isRegularFile(Path.of(jar))) {
             throw new IllegalStateException("system property push.server.jar does not name the built jar: " + jar
@@ -81,7 +94,10 @@ public final class ServerProcess implements AutoCloseable {
         }
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", jar, "--host", "127.0.0.1",
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-jar", jar, "--host", "127.0.0.1",
                 "--port", Integer.toString(port), "--data-dir", dataDir.toString(),
                 "--set", "server.ioThreads=2",
                 // The warm-ups (live ~4 s, replay 1-3 s of CPU a start) are not what these tests are
