@@ -49,11 +49,15 @@ public class ReplayBenchmark {
 
     static final int EVENTS = 20_000;
     static final int STEP = 64;
+    /** Events per store read in a replay (TopicSubscription.REPLAY_READ). */
+    static final int READ = 256;
     private static final PooledByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
     private Path dir;
     private ChronicleEventStore store;
     private String epoch;
     private long after;
+    private long afterRead;
+    private EventFormat.ReplayAppender appender;
 
     @Setup(Level.Trial)
     public void setUp() throws IOException {
@@ -66,6 +70,7 @@ public class ReplayBenchmark {
         }
         store.sync();
         epoch = store.epoch("orders");
+        appender = EventFormat.WEBSOCKET_FRAME.appender("orders", epoch);
     }
 
     @TearDown(Level.Trial)
@@ -105,5 +110,31 @@ public class ReplayBenchmark {
         int n = out.readableBytes();
         out.release();
         return n;
+    }
+
+    /** What a replay runs: the topic's appender (the per-topic prefix encoded once), 256 events per read. */
+    @Benchmark
+    @OperationsPerInvocation(READ)
+    public int replayAppender() {
+        ByteBuf out = ALLOC.directBuffer(READ * 160);
+        store.readData("orders", epoch, nextRead(), READ, (seq, ts, data) -> appender.append(out, seq, ts, data));
+        int n = out.readableBytes();
+        out.release();
+        return n;
+    }
+
+    /** Only the store's read, for the share of it in {@link #replayAppender}. */
+    @Benchmark
+    @OperationsPerInvocation(READ)
+    public long readOnly() {
+        long[] sum = {0};
+        store.readData("orders", epoch, nextRead(), READ, (seq, ts, data) -> sum[0] += seq + data.length());
+        return sum[0];
+    }
+
+    private long nextRead() {
+        long a = afterRead;
+        afterRead = afterRead + READ >= EVENTS ? 0 : afterRead + READ;
+        return a;
     }
 }

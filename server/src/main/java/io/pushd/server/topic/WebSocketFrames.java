@@ -22,6 +22,22 @@ final class WebSocketFrames {
     private static final byte[] ID = ascii("\",\"id\":\"");
     private static final byte[] TS = ascii("\",\"ts\":");
     private static final byte[] DATA = ascii(",\"data\":");
+    /** 10^0 .. 10^18: a long has at most 19 digits. */
+    private static final long[] POWERS_OF_TEN = new long[19];
+    /** The tens and the ones digit of 0..99. */
+    private static final byte[] TENS = new byte[100];
+    private static final byte[] ONES = new byte[100];
+
+    static {
+        POWERS_OF_TEN[0] = 1;
+        for (int i = 1; i < POWERS_OF_TEN.length; i++) {
+            POWERS_OF_TEN[i] = POWERS_OF_TEN[i - 1] * 10;
+        }
+        for (int i = 0; i < 100; i++) {
+            TENS[i] = (byte) ('0' + i / 10);
+            ONES[i] = (byte) ('0' + i % 10);
+        }
+    }
 
     private WebSocketFrames() {
     }
@@ -129,10 +145,41 @@ final class WebSocketFrames {
             return at + s.length();
         }
 
+        /**
+         * Writes {@code v} (not negative, {@code digits} long) ending at {@code at + digits}, two
+         * digits at a time with a multiplication for each division by 100, and one long division
+         * per eight digits above an int: C2 turns a division by a constant into a multiplication
+         * itself, C1 (the JIT with C2 off, and the code a fresh JVM runs first) does not, and one
+         * long division per digit was most of what a replayed event cost it (a 13-digit time).
+         */
         private int putDecimal(long v, int digits, int at) {
-            for (int i = at + digits - 1; i >= at; i--) {
-                scratch[i] = (byte) ('0' + v % 10);
-                v /= 10;
+            byte[] b = scratch;
+            int i = at + digits;
+            while (v > Integer.MAX_VALUE) {
+                long q = v / 100_000_000L;
+                int r = (int) (v - q * 100_000_000L);
+                for (int k = 0; k < 4; k++) { // exactly eight digits, leading zeros included
+                    int q2 = div100(r);
+                    int pair = r - q2 * 100;
+                    b[--i] = ONES[pair];
+                    b[--i] = TENS[pair];
+                    r = q2;
+                }
+                v = q;
+            }
+            int x = (int) v;
+            while (x >= 100) {
+                int q = div100(x);
+                int pair = x - q * 100;
+                b[--i] = ONES[pair];
+                b[--i] = TENS[pair];
+                x = q;
+            }
+            if (x >= 10) {
+                b[--i] = ONES[x];
+                b[--i] = TENS[x];
+            } else {
+                b[--i] = (byte) ('0' + x);
             }
             return at + digits;
         }
@@ -185,11 +232,16 @@ final class WebSocketFrames {
         if (v < 0) {
             return 1 + digits(v == Long.MIN_VALUE ? Long.MAX_VALUE : -v); // MIN_VALUE has as many digits as MAX_VALUE
         }
-        int n = 1;
-        for (long x = v; x >= 10; x /= 10) {
+        int n = 1; // compared, not divided (see Appender.putDecimal)
+        while (n < POWERS_OF_TEN.length && v >= POWERS_OF_TEN[n]) {
             n++;
         }
         return n;
+    }
+
+    /** {@code x / 100} for any {@code x >= 0}: 1374389535 is 2^37 / 100 rounded up, exact over every int. */
+    static int div100(int x) {
+        return (int) ((x * 1374389535L) >>> 37);
     }
 
     private static void writeDecimal(ByteBuf out, long v) {
