@@ -8,7 +8,6 @@ import io.pushd.server.testing.ServerProcesses;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -48,12 +47,7 @@ class JitCompilersIT {
     void withC1OnlyAndTlsOnTheDaemonTheStartWarns() throws Exception {
         Path cert = tmp.resolve("cert.pem");
         Path key = tmp.resolve("key.pem");
-        Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                "-subj", "/CN=127.0.0.1", "-keyout", key.toString(), "-out", cert.toString())
-                .redirectErrorStream(true).start();
-        String out = new String(openssl.getInputStream().readAllBytes());
-        assertThat(openssl.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(openssl.exitValue()).as(out).isZero();
+        TlsAndAdminPortTest.makeCertificate(cert, key, "127.0.0.1");
         // launched, not started: its /readyz is https, which the helper's probe does not speak
         try (ServerProcess server = ServerProcess.launch(tmp.resolve("a"), ServerProcess.freePort(),
                 tmp.resolve("data"), C1_ONLY, "tls.certFile=" + cert, "tls.keyFile=" + key)) {

@@ -48,7 +48,7 @@ class TlsAndAdminPortTest {
     }
 
     /** A self-signed certificate for 127.0.0.1 and its PKCS#8 key, as openssl writes them. */
-    private static void makeCertificate(Path cert, Path key, String cn) throws Exception {
+    static void makeCertificate(Path cert, Path key, String cn) throws Exception {
         Process p = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
                 "-subj", "/CN=" + cn, "-addext", "subjectAltName=IP:127.0.0.1",
                 "-keyout", key.toString(), "-out", cert.toString())

@@ -153,35 +153,35 @@ final class WebSocketFrames {
          * long division per digit was most of what a replayed event cost it (a 13-digit time).
          */
         private int putDecimal(long v, int digits, int at) {
-            byte[] b = scratch;
-            int i = at + digits;
+            int end = at + digits;
+            int i = end;
             while (v > Integer.MAX_VALUE) {
                 long q = v / 100_000_000L;
-                int r = (int) (v - q * 100_000_000L);
-                for (int k = 0; k < 4; k++) { // exactly eight digits, leading zeros included
-                    int q2 = div100(r);
-                    int pair = r - q2 * 100;
-                    b[--i] = ONES[pair];
-                    b[--i] = TENS[pair];
-                    r = q2;
-                }
+                i = putInt((int) (v - q * 100_000_000L), i, 8); // exactly eight digits, leading zeros included
                 v = q;
             }
-            int x = (int) v;
-            while (x >= 100) {
+            putInt((int) v, i, 1);
+            return end;
+        }
+
+        /** Writes {@code x} (not negative) ending at {@code end}, zero-padded to {@code width}; returns where it starts. */
+        private int putInt(int x, int end, int width) {
+            byte[] b = scratch;
+            int i = end;
+            while (x >= 100 || end - i < width - 2) {
                 int q = div100(x);
                 int pair = x - q * 100;
                 b[--i] = ONES[pair];
                 b[--i] = TENS[pair];
                 x = q;
             }
-            if (x >= 10) {
+            if (x >= 10 || end - i < width - 1) {
                 b[--i] = ONES[x];
                 b[--i] = TENS[x];
             } else {
                 b[--i] = (byte) ('0' + x);
             }
-            return at + digits;
+            return i;
         }
     }
 

@@ -68,7 +68,7 @@ class WebSocketFramesTest {
 
     @ParameterizedTest
     @ValueSource(longs = {0, 1, 9, 10, 99, 100, 101, 12_345, 99_999_999, 100_000_000, Integer.MAX_VALUE,
-        Integer.MAX_VALUE + 1L, 4_294_967_296L, 999_999_999_999L, 1_764_580_000_123L, 10_000_000_000_000_000L,
+        Integer.MAX_VALUE + 1L, 4_294_967_296L, 12_300_000_001L, 999_999_999_999L, 1_764_580_000_123L, 10_000_000_000_000_000L,
         999_999_999_999_999_999L, 1_000_000_000_000_000_000L, Long.MAX_VALUE})
     void aReplayAppendersFramesAreByteForByteNettysForEverySequenceAndTimeLength(long n) {
         assertThat(WebSocketFrames.digits(n)).as("digits of %d", n).isEqualTo(Long.toString(n).length());
