@@ -3,7 +3,8 @@
 # (default 100,000) on a fresh server, stops it (SIGTERM), starts it again on the same data
 # directory, and as soon as it is ready replays the topic from its start to one subscriber, twice
 # (bench/replay-after-restart.mjs). Server pinned to core 0 and the client to core 1 unless
-# PIN_SERVER / PIN_DRIVER say otherwise; PUSH_JVM_OPTS and PUSH_* variables reach the server;
+# PIN_SERVER / PIN_DRIVER say otherwise; TRANSPORT=sse replays over server-sent events (GET /v1/sse)
+# instead of WebSocket; PUSH_JVM_OPTS and PUSH_* variables reach the server;
 # JAR picks another build's fat jar (default server/target/push-server.jar), to compare two in turn.
 # Needs: `mvn -q -DskipTests package` first, Node, and the peers driver's npm packages (run its
 # bench.sh once: it installs them in /tmp/peers-node, or PEERS_NODE).
@@ -33,5 +34,5 @@ taskset -c ${PIN_DRIVER:-1} node $peers/replay.mjs --port $port --events $n --to
 stop
 start
 taskset -c ${PIN_DRIVER:-1} node $root/bench/replay-after-restart.mjs \
-    --port $port --pid $pid --topic $topic --events $n || { echo "the replay probe failed" >&2; exit 1; }
+    --port $port --pid $pid --topic $topic --events $n --transport ${TRANSPORT:-websocket} || { echo "the replay probe failed" >&2; exit 1; }
 stop

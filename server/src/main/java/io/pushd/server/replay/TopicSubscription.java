@@ -343,13 +343,13 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             sendReset(ResetReason.EXPIRED, range.head()); // retention overtook a slow reader
         }
         int n = 0;
-        EventFormat format = sink.format();
+        boolean appended = sink.replaysAppended();
         replayEpoch = epoch; // the history hands only events of it (else EPOCH_CHANGED)
         while (sink.isWritable()) {
             int read;
             int asked = readEvents;
             readLargest = 0;
-            if (format.appendable()) {
+            if (appended) {
                 try {
                     read = history.readData(topic, epoch, lastSeq, asked, appendVisitor);
                 } finally {
@@ -434,7 +434,7 @@ public final class TopicSubscription implements TopicHub.Subscriber {
             }
             replayEpoch = epoch;
             readLargest = 0;
-            if (sink.format().appendable()) {
+            if (sink.replaysAppended()) {
                 try {
                     for (int i = 0; i < page.size(); i++) {
                         appendReplayed(page.seqs()[i], page.timestamps()[i], EventHistory.EventData.of(page.data()[i]));

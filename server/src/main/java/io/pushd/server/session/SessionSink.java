@@ -49,6 +49,15 @@ public interface SessionSink {
     void sendEvent(ByteBuf encodedEvent);
 
     /**
+     * True when a replay may hand {@link #sendEvent(ByteBuf)} many events of one topic appended
+     * to one buffer ({@link EventFormat#appendable}); false when this transport needs each
+     * replayed event alone, with its topic and sequence ({@link #sendEvent(String, long, ByteBuf)}).
+     */
+    default boolean replaysAppended() {
+        return format().appendable();
+    }
+
+    /**
      * Queues event {@code seq} of {@code topic}; a transport whose framing names the position
      * (an SSE stream's cursor) overrides this. Takes ownership of {@code encodedEvent}.
      */

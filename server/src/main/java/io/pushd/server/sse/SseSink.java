@@ -90,6 +90,12 @@ public final class SseSink implements SessionSink {
         return SseEventFormat.INSTANCE;
     }
 
+    /** One topic: a replay's events go as one buffer (one chunk); several: each with its own cursor line. */
+    @Override
+    public boolean replaysAppended() {
+        return !cursor;
+    }
+
     @Override
     public void sendEvent(ByteBuf encodedEvent) {
         write(encodedEvent); // one topic: the shared id: line is the event ID

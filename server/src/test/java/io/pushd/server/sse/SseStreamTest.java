@@ -178,6 +178,45 @@ class SseStreamTest {
     }
 
     @Test
+    void aLongReplayComesInOrderOnceWithEveryMessageWholeAndManyMessagesPerChunk() throws Exception {
+        start(c -> c);
+        String e = server.epoch();
+        int n = 2_000;
+        for (int i = 1; i <= n; i++) {
+            publish("t", "{\"n\":" + i + ",\"s\":\"é✓\"}");
+        }
+        SseStream s = open("topic=t@" + e + "-0");
+        List<SseStream.Message> got = s.events(n, WAIT);
+        for (int i = 0; i < n; i++) {
+            SseStream.Message m = got.get(i);
+            assertThat(m.id()).isEqualTo(e + "-" + (i + 1));
+            JsonNode frame = m.json();
+            assertThat(frame.path("id").asText()).isEqualTo(m.id());
+            assertThat(frame.path("topic").asText()).isEqualTo("t");
+            assertThat(frame.path("data").path("n").asInt()).isEqualTo(i + 1);
+            assertThat(frame.path("data").path("s").asText()).isEqualTo("é✓");
+        }
+        assertThat(s.splitMessages).isZero();
+        // a replay step's events go as one chunk, not a chunk each
+        assertThat(s.chunks).isLessThan(n / 10);
+        assertThat(s.messages.poll(300, TimeUnit.MILLISECONDS)).isNull(); // nothing twice
+    }
+
+    @Test
+    void anHttp10StreamReplaysToo() throws Exception {
+        start(c -> c);
+        String e = server.epoch();
+        for (int i = 1; i <= 300; i++) {
+            publish("t", Integer.toString(i));
+        }
+        SseStream s = SseStream.send(server.port(), "GET /v1/sse?topic=t@" + e + "-100 HTTP/1.0\r\n\r\n");
+        streams.add(s);
+        assertThat(s.events(200, WAIT)).extracting(m -> m.id() + "=" + m.json().path("data").asText())
+                .containsExactlyElementsOf(java.util.stream.IntStream.rangeClosed(101, 300)
+                        .mapToObj(i -> e + "-" + i + "=" + i).toList());
+    }
+
+    @Test
     void aResetIsANamedEventWhoseIdIsWhereTheStreamGoesOn() throws Exception {
         start(c -> c);
         String head = publish("t", "1");

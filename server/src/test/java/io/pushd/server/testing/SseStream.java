@@ -46,6 +46,8 @@ public final class SseStream implements AutoCloseable {
     public final BlockingQueue<Message> messages = new LinkedBlockingQueue<>();
     public final CompletableFuture<Boolean> ended = new CompletableFuture<>();
     public volatile int splitMessages;
+    /** Chunks of the body read so far (a chunked body). */
+    public volatile int chunks;
     private final Socket socket;
     private final InputStream in;
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
@@ -181,6 +183,7 @@ public final class SseStream implements AutoCloseable {
                     return;
                 }
                 byte[] chunk = in.readNBytes(size);
+                chunks++;
                 readLine(in);
                 feed(chunk, chunk.length, true);
             }

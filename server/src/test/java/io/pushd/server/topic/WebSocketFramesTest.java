@@ -71,7 +71,7 @@ class WebSocketFramesTest {
         Integer.MAX_VALUE + 1L, 4_294_967_296L, 12_300_000_001L, 999_999_999_999L, 1_764_580_000_123L, 10_000_000_000_000_000L,
         999_999_999_999_999_999L, 1_000_000_000_000_000_000L, Long.MAX_VALUE})
     void aReplayAppendersFramesAreByteForByteNettysForEverySequenceAndTimeLength(long n) {
-        assertThat(WebSocketFrames.digits(n)).as("digits of %d", n).isEqualTo(Long.toString(n).length());
+        assertThat(EventAppender.digits(n)).as("digits of %d", n).isEqualTo(Long.toString(n).length());
         byte[] data = "{\"a\":[]}".getBytes(StandardCharsets.UTF_8);
         EventFormat.ReplayAppender appender = EventFormat.WEBSOCKET_FRAME.appender("orders", "k3x9a");
         ByteBuf heap = Unpooled.buffer(1); // grows on the first append
@@ -91,7 +91,7 @@ class WebSocketFramesTest {
     void aDivisionByAHundredWithoutDividingIsExactAtTheEdgesAndAcrossEveryInt() {
         long wrong = -1;
         for (long x = 0; x <= Integer.MAX_VALUE && wrong < 0; x += x < 1_000_000 || x > Integer.MAX_VALUE - 1_000_000 ? 1 : 997) {
-            if (WebSocketFrames.div100((int) x) != (int) x / 100) {
+            if (EventAppender.div100((int) x) != (int) x / 100) {
                 wrong = x;
             }
         }
