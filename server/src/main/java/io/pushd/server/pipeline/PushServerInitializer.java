@@ -192,7 +192,8 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
                 .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE)
                 .set("X-Accel-Buffering", "no"); // nginx: pass each chunk on at once
-        if (req.protocolVersion().isKeepAliveDefault()) {
+        boolean chunked = req.protocolVersion().isKeepAliveDefault();
+        if (chunked) {
             HttpUtil.setTransferEncodingChunked(head, true);
         } else {
             head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -207,7 +208,7 @@ public final class PushServerInitializer extends ChannelInitializer<SocketChanne
         p.remove(HandlerNames.HTTP_CORS);
         p.remove(HandlerNames.HTTP_API);
         p.addLast(HandlerNames.SSE_SESSION, new SseSessionHandler(server.sessions(),
-                server.config().heartbeat().sseInterval(), clientIp, grant, topics));
+                server.config().heartbeat().sseInterval(), clientIp, grant, topics, chunked));
         applyLiveSocketOptions(httpApi.channel());
     }
 

@@ -14,25 +14,40 @@ import java.nio.charset.StandardCharsets;
  * is; a multi-topic stream, whose {@code id:} is its own cursor, writes its cursor line followed by
  * the shared bytes after {@link #dataOffset} (the JSON never holds a raw newline, so one
  * {@code data:} line is enough). Messages concatenate, so a single-topic stream's replay appends
- * many to one buffer ({@link Appender}), written as one chunk.
+ * many to one buffer ({@link Appender}).
+ *
+ * <p>{@link #CHUNKED} is the same message as one whole HTTP/1.1 chunk ({@code <hex length>\r\n},
+ * the message, {@code \r\n}): what the HTTP codec would make of it, written below the codec by a
+ * single-topic chunked stream, so an event costs one encoding for all its subscribers and no
+ * {@code HttpContent}, chunk header or encoder pass per subscriber.
  */
 public final class SseEventFormat implements EventFormat {
 
-    public static final SseEventFormat INSTANCE = new SseEventFormat();
+    /** One SSE message, unframed: for multi-topic (cursor) streams and HTTP/1.0 (close-delimited) ones. */
+    public static final SseEventFormat INSTANCE = new SseEventFormat(false);
+    /** One SSE message as one HTTP chunk: for single-topic streams on a chunked response. */
+    public static final SseEventFormat CHUNKED = new SseEventFormat(true);
 
     private static final byte[] ID = "id: ".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] DATA = "\ndata: ".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] END = "\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] END_CHUNK = "\n\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+    /** A chunk's size line at its longest (an int in hex) and its CRLF. */
+    private static final int MAX_CHUNK_HEAD = 8 + 2;
 
-    private SseEventFormat() {
+    private final boolean chunked;
+
+    private SseEventFormat(boolean chunked) {
+        this.chunked = chunked;
     }
 
     @Override
     public ByteBuf encode(ByteBufAllocator alloc, String topic, EventId id, long timestampMillis, byte[] data) {
         int length = ID.length + id.epoch().length() + 1 + EventAppender.digits(id.seq()) + DATA.length
                 + EventAppender.jsonLength(topic, id.epoch(), id.seq(), timestampMillis, data.length) + END.length;
-        ByteBuf buf = alloc.directBuffer(length);
-        new Appender(topic, id.epoch()).append(buf, id.seq(), timestampMillis, EventData.of(data));
+        ByteBuf buf = alloc.directBuffer(chunked ? hexDigits(length) + 2 + length + 2 : length);
+        new Appender(topic, id.epoch(), chunked).append(buf, id.seq(), timestampMillis, EventData.of(data));
         return buf;
     }
 
@@ -43,12 +58,31 @@ public final class SseEventFormat implements EventFormat {
 
     @Override
     public void append(ByteBuf out, String topic, String epoch, long seq, long timestampMillis, EventData data) {
-        new Appender(topic, epoch).append(out, seq, timestampMillis, data);
+        new Appender(topic, epoch, chunked).append(out, seq, timestampMillis, data);
     }
 
     @Override
     public ReplayAppender appender(String topic, String epoch) {
-        return new Appender(topic, epoch);
+        return new Appender(topic, epoch, chunked);
+    }
+
+    /** The SSE message's bytes (what {@code push.delivered.bytes} counts): without the chunk's framing. */
+    @Override
+    public int payloadBytes(int encodedBytes) {
+        if (!chunked) {
+            return encodedBytes;
+        }
+        for (int h = 1; h <= 8; h++) {
+            int message = encodedBytes - h - 4;
+            if (hexDigits(message) == h) {
+                return message;
+            }
+        }
+        return encodedBytes; // not a chunk of this format
+    }
+
+    static int hexDigits(int n) {
+        return Math.max(1, (Integer.SIZE - Integer.numberOfLeadingZeros(n) + 3) / 4);
     }
 
     /** Where the {@code data:} line starts in an encoded event: just after the {@code id:} line's newline. */
@@ -57,13 +91,19 @@ public final class SseEventFormat implements EventFormat {
         return nl - encoded.readerIndex() + 1;
     }
 
-    /** SSE messages of one topic and epoch: the {@code id:} line and {@code data: } before each event's JSON. */
+    /**
+     * SSE messages of one topic and epoch: the {@code id:} line and {@code data: } before each
+     * event's JSON, and with {@code chunked} each message framed as one HTTP chunk.
+     */
     static final class Appender extends EventAppender {
         private final int idPrefixLength;
+        private final boolean chunked;
 
-        Appender(String topic, String epoch) {
-            super(topic, epoch, ID.length + epoch.length() + 1 + 20 + DATA.length, END);
+        Appender(String topic, String epoch, boolean chunked) {
+            super(topic, epoch, MAX_CHUNK_HEAD + ID.length + epoch.length() + 1 + 20 + DATA.length,
+                    chunked ? END_CHUNK : END);
             idPrefixLength = ID.length + epoch.length() + 1;
+            this.chunked = chunked;
         }
 
         @Override
@@ -74,18 +114,39 @@ public final class SseEventFormat implements EventFormat {
             scratch[at++] = '-';
             at = putDecimal(seq, seqDigits, at);
             put(DATA, at);
+            if (chunked) {
+                int message = end - start + json + END.length;
+                scratch[--start] = '\n';
+                scratch[--start] = '\r';
+                do {
+                    scratch[--start] = HEX[message & 0xF];
+                    message >>>= 4;
+                } while (message != 0);
+            }
             return start;
         }
 
         @Override
         protected void appendUnusual(ByteBuf out, long seq, long ts, EventData data) {
-            out.writeBytes(ID);
-            io.netty.buffer.ByteBufUtil.writeAscii(out, epoch + "-" + seq);
-            out.writeBytes(DATA);
-            EventAppender.writeJsonPrefix(out, topic, epoch, seq, ts);
-            data.copyTo(out);
-            out.writeByte('}');
-            out.writeBytes(END);
+            ByteBuf message = out.alloc().heapBuffer();
+            try {
+                message.writeBytes(ID);
+                io.netty.buffer.ByteBufUtil.writeAscii(message, epoch + "-" + seq);
+                message.writeBytes(DATA);
+                EventAppender.writeJsonPrefix(message, topic, epoch, seq, ts);
+                data.copyTo(message);
+                message.writeByte('}');
+                message.writeBytes(END);
+                if (chunked) {
+                    io.netty.buffer.ByteBufUtil.writeAscii(out, Integer.toHexString(message.readableBytes()) + "\r\n");
+                }
+                out.writeBytes(message);
+                if (chunked) {
+                    out.writeByte('\r').writeByte('\n');
+                }
+            } finally {
+                message.release();
+            }
         }
     }
 }

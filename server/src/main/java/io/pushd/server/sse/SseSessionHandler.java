@@ -3,6 +3,7 @@ package io.pushd.server.sse;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -33,14 +34,19 @@ public final class SseSessionHandler extends ChannelInboundHandlerAdapter {
     private final String clientIp;
     private final List<ClientMessage.Subscribe> topics;
     private final Grant grant;
+    private final boolean chunked;
     private SseSink sink;
     private Session session;
     private ScheduledFuture<?> pinger;
 
-    /** @param grant what the request's token allows (null when access control is off) */
+    /**
+     * @param grant   what the request's token allows (null when access control is off)
+     * @param chunked the response is chunked (HTTP/1.1), so events may be written as whole chunks below the codec
+     */
     public SseSessionHandler(SessionContext context, Duration pingInterval, String clientIp, Grant grant,
-                             List<ClientMessage.Subscribe> topics) {
+                             List<ClientMessage.Subscribe> topics, boolean chunked) {
         this.context = context;
+        this.chunked = chunked;
         this.grant = grant;
         this.pingInterval = pingInterval;
         this.clientIp = clientIp;
@@ -49,7 +55,8 @@ public final class SseSessionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        sink = new SseSink(ctx.channel(), context.metrics(), context.hints(), topics);
+        sink = new SseSink(ctx.channel(), chunked ? ctx.pipeline().context(HttpServerCodec.class) : null,
+                context.metrics(), context.hints(), topics);
         session = new Session(sink, context);
         sink.sendRetry(context.hints().streamRetry());
         if (session.open(clientIp, grant, topics)) {

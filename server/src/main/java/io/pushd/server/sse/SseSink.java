@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -46,15 +47,31 @@ public final class SseSink implements SessionSink {
     private final ServerMetrics metrics;
     private final RetryHints hints;
     private final boolean cursor; // several topics: the id: line is the stream's cursor
+    /**
+     * A single-topic stream on a chunked response: the HTTP codec's context, below which events
+     * (whole chunks, {@link SseEventFormat#CHUNKED}) are written; null: events go through the codec.
+     */
+    private final ChannelHandlerContext belowCodec;
     /** Where each topic of the stream is: the cursor a multi-topic stream sends as {@code id:}. */
     private final Map<String, EventId> positions = new LinkedHashMap<>();
     private boolean closing;
 
+    /** A stream whose events go through the pipeline's HTTP codec (or a test channel's end) as {@code HttpContent}. */
     public SseSink(Channel channel, ServerMetrics metrics, RetryHints hints, List<ClientMessage.Subscribe> topics) {
+        this(channel, null, metrics, hints, topics);
+    }
+
+    /**
+     * @param codec the HTTP codec's context when the response is chunked (its events are then
+     *              written below it as whole chunks, if the stream has one topic); null otherwise
+     */
+    public SseSink(Channel channel, ChannelHandlerContext codec, ServerMetrics metrics, RetryHints hints,
+                   List<ClientMessage.Subscribe> topics) {
         this.channel = channel;
         this.metrics = metrics;
         this.hints = hints;
         this.cursor = topics.size() > 1;
+        this.belowCodec = cursor ? null : codec;
         for (ClientMessage.Subscribe s : topics) {
             positions.put(s.topic(), s.after()); // null (live only) until its subscribed says the head
         }
@@ -87,7 +104,7 @@ public final class SseSink implements SessionSink {
 
     @Override
     public EventFormat format() {
-        return SseEventFormat.INSTANCE;
+        return belowCodec != null ? SseEventFormat.CHUNKED : SseEventFormat.INSTANCE;
     }
 
     /** One topic: a replay's events go as one buffer (one chunk); several: each with its own cursor line. */
@@ -98,13 +115,20 @@ public final class SseSink implements SessionSink {
 
     @Override
     public void sendEvent(ByteBuf encodedEvent) {
-        write(encodedEvent); // one topic: the shared id: line is the event ID
+        // one topic: the shared id: line is the event ID
+        if (belowCodec == null) {
+            write(encodedEvent);
+        } else if (closing) {
+            encodedEvent.release(); // the response has ended: see write
+        } else {
+            belowCodec.write(encodedEvent, channel.voidPromise()); // whole chunks, after what the codec wrote
+        }
     }
 
     @Override
     public void sendEvent(String topic, long seq, ByteBuf encodedEvent) {
         if (!cursor) {
-            write(encodedEvent);
+            sendEvent(encodedEvent);
             return;
         }
         EventId at = positions.get(topic);

@@ -22,6 +22,17 @@ class SseEventFormatTest {
         return ("id: " + id + "\ndata: " + json + "\n\n").getBytes(StandardCharsets.UTF_8);
     }
 
+    /** The message as one HTTP/1.1 chunk. */
+    private static byte[] chunk(byte[] message) {
+        byte[] head = (Integer.toHexString(message.length) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] all = new byte[head.length + message.length + 2];
+        System.arraycopy(head, 0, all, 0, head.length);
+        System.arraycopy(message, 0, all, head.length, message.length);
+        all[all.length - 2] = '\r';
+        all[all.length - 1] = '\n';
+        return all;
+    }
+
     private static byte[] twice(byte[] one) {
         byte[] two = new byte[one.length * 2];
         System.arraycopy(one, 0, two, 0, one.length);
@@ -34,27 +45,31 @@ class SseEventFormatTest {
     void anEncodedAppendedOrReplayedEventIsByteForByteTheIdLineAndTheProtocolsJson(int pad) {
         byte[] data = ("{\"s\":\"" + "x".repeat(pad) + "\",\"u\":\"é✓😀\",\"n\":[1,2.5e3,null]}").getBytes(StandardCharsets.UTF_8);
         for (String topic : new String[] {"t", "orders.eu-1:A_b"}) {
+          for (SseEventFormat format : new SseEventFormat[] {SseEventFormat.INSTANCE, SseEventFormat.CHUNKED}) {
             EventId id = new EventId("k3x9a", 1L + pad * 7919L);
             long ts = 1_764_580_000_123L;
-            byte[] expected = reference(topic, id, ts, data);
+            byte[] message = reference(topic, id, ts, data);
+            byte[] expected = format == SseEventFormat.CHUNKED ? chunk(message) : message;
 
-            ByteBuf one = SseEventFormat.INSTANCE.encode(PooledByteBufAllocator.DEFAULT, topic, id, ts, data);
+            ByteBuf one = format.encode(PooledByteBufAllocator.DEFAULT, topic, id, ts, data);
             assertThat(ByteBufUtil.getBytes(one)).isEqualTo(expected);
             assertThat(one.capacity()).as("sized exactly").isEqualTo(expected.length);
+            assertThat(format.payloadBytes(one.readableBytes())).as("the message's bytes").isEqualTo(message.length);
             one.release();
 
             ByteBuf appended = PooledByteBufAllocator.DEFAULT.directBuffer(16);
-            SseEventFormat.INSTANCE.append(appended, topic, id.epoch(), id.seq(), ts, EventData.of(data));
-            SseEventFormat.INSTANCE.append(appended, topic, id.epoch(), id.seq(), ts, EventData.of(data));
+            format.append(appended, topic, id.epoch(), id.seq(), ts, EventData.of(data));
+            format.append(appended, topic, id.epoch(), id.seq(), ts, EventData.of(data));
             assertThat(ByteBufUtil.getBytes(appended)).isEqualTo(twice(expected));
             appended.release();
 
             ByteBuf replayed = PooledByteBufAllocator.DEFAULT.directBuffer(16);
-            EventFormat.ReplayAppender appender = SseEventFormat.INSTANCE.appender(topic, id.epoch());
+            EventFormat.ReplayAppender appender = format.appender(topic, id.epoch());
             appender.append(replayed, id.seq(), ts, EventData.of(data));
             appender.append(replayed, id.seq(), ts, EventData.of(data));
             assertThat(ByteBufUtil.getBytes(replayed)).isEqualTo(twice(expected));
             replayed.release();
+          }
         }
     }
 
@@ -64,16 +79,45 @@ class SseEventFormatTest {
     void aReplayAppendersMessagesAreRightForEverySequenceAndTimeLength(long n) {
         byte[] data = "{\"a\":[]}".getBytes(StandardCharsets.UTF_8);
         EventFormat.ReplayAppender appender = SseEventFormat.INSTANCE.appender("orders", "k3x9a");
+        EventFormat.ReplayAppender chunks = SseEventFormat.CHUNKED.appender("orders", "k3x9a");
         ByteBuf heap = Unpooled.buffer(1); // grows on the first append
         try {
             for (long[] seqTs : new long[][] {{n, 1_764_580_000_123L}, {1, n}, {n, n}}) {
+                byte[] expected = reference("orders", new EventId("k3x9a", seqTs[0]), seqTs[1], data);
                 heap.clear();
                 appender.append(heap, seqTs[0], seqTs[1], EventData.of(data));
-                assertThat(ByteBufUtil.getBytes(heap))
-                        .isEqualTo(reference("orders", new EventId("k3x9a", seqTs[0]), seqTs[1], data));
+                assertThat(ByteBufUtil.getBytes(heap)).isEqualTo(expected);
+                heap.clear();
+                chunks.append(heap, seqTs[0], seqTs[1], EventData.of(data));
+                assertThat(ByteBufUtil.getBytes(heap)).isEqualTo(chunk(expected));
             }
         } finally {
             heap.release();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {-1, Long.MIN_VALUE})
+    void aNegativeSequenceOrTimeIsWrittenTheSlowWayButAlike(long n) {
+        byte[] data = "{}".getBytes(StandardCharsets.UTF_8);
+        for (SseEventFormat format : new SseEventFormat[] {SseEventFormat.INSTANCE, SseEventFormat.CHUNKED}) {
+            ByteBuf heap = Unpooled.buffer(1);
+            try {
+                format.appender("t", "ep").append(heap, 5, n, EventData.of(data));
+                byte[] expected = reference("t", new EventId("ep", 5), n, data);
+                assertThat(ByteBufUtil.getBytes(heap)).isEqualTo(format == SseEventFormat.CHUNKED ? chunk(expected) : expected);
+            } finally {
+                heap.release();
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aChunksMessageLengthIsReadBackForEverySizeOfItsHexLength() {
+        for (int message : new int[] {1, 15, 16, 255, 256, 4095, 4096, 65_535, 65_536, 1 << 24}) {
+            int framed = Integer.toHexString(message).length() + 2 + message + 2;
+            assertThat(SseEventFormat.CHUNKED.payloadBytes(framed)).as("message of %d", message).isEqualTo(message);
+            assertThat(SseEventFormat.INSTANCE.payloadBytes(framed)).isEqualTo(framed);
         }
     }
 
