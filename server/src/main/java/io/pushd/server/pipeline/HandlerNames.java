@@ -47,6 +47,11 @@ package io.pushd.server.pipeline;
  *   http-codec            HttpServerCodec             chunked encoding of the stream; its decoder only sees stray input
  *   sse-session           SseSessionHandler           retry:, admission, pings; the Session writes through an SseSink
  * </pre>
+ * Events of a single-topic stream on a chunked (HTTP/1.1) response come as whole chunks
+ * ({@code SseEventFormat.CHUNKED}, shared by every subscriber) and are written by the
+ * {@code SseSink} from {@code http-codec}'s context, below it; its messages ({@code retry:},
+ * {@code subscribed}, pings, the close) and every event of a multi-topic or HTTP/1.0 stream go
+ * through the codec. Both are written on the event loop, in order.
  */
 public final class HandlerNames {
     public static final String TLS = "tls";

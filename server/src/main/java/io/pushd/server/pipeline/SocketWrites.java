@@ -27,7 +27,7 @@ import java.io.IOException;
  * of the CPU of a batched fan-out in a profile), or, for a batch too big to copy, I/O vectors
  * pointing at the events' own buffers.
  */
-final class SocketWrites {
+public final class SocketWrites {
 
     /**
      * What one batch is written from, built on a loop thread once per batch for all the
@@ -116,7 +116,7 @@ final class SocketWrites {
      * possible: another transport (NIO, io_uring: their writes complete elsewhere), or TLS
      * (bytes must pass the {@link SslHandler}), or no access to native addresses.
      */
-    static Socket socketOf(Channel ch) {
+    public static Socket socketOf(Channel ch) {
         // Not with SO_LINGER: Netty then closes the socket on another thread, after it dropped the
         // outbound buffer on the loop, and a direct write in between could reach a reused descriptor.
         if (ch instanceof AbstractEpollStreamChannel epoll && epoll.fd() instanceof Socket socket
@@ -125,6 +125,47 @@ final class SocketWrites {
             return socket;
         }
         return null;
+    }
+
+    /** Where the events a socket did not take go: through Netty. Takes ownership of each buffer. */
+    @FunctionalInterface
+    public interface Rest {
+        void queue(ByteBuf event);
+    }
+
+    /**
+     * Writes events {@code from}..{@code to} (exclusive) of the batch straight to {@code socket}
+     * as far as it takes them (with a null socket, none), and hands the rest to {@code rest} in
+     * order: whole events as retained duplicates, a partly written one as its retained remainder.
+     * Returns true when anything went to {@code rest} (the caller flushes then). The caller has
+     * made sure that Netty holds nothing for the connection that these writes could overtake.
+     */
+    public static boolean writeOrQueue(Socket socket, LiveBatch events, int from, int to, Rest rest) {
+        long written = 0;
+        if (socket != null) {
+            try {
+                written = Math.max(0, write(socket, events, from, to)); // -1: not this way
+            } catch (IOException e) {
+                written = 0; // the socket failed: Netty's write meets the same error and closes
+            }
+        }
+        boolean queued = false;
+        for (int i = from; i < to; i++) {
+            ByteBuf event = events.event(i);
+            int length = event.readableBytes();
+            if (written >= length) {
+                written -= length; // all of it on the wire
+                continue;
+            }
+            if (written == 0) {
+                rest.queue(event.retainedDuplicate());
+            } else { // the socket took part of this event: the rest follows it
+                rest.queue(event.retainedSlice(event.readerIndex() + (int) written, length - (int) written));
+                written = 0;
+            }
+            queued = true;
+        }
+        return queued;
     }
 
     /**

@@ -61,6 +61,8 @@ public final class WebSocketSink implements SessionSink {
      * notifications deep; a direct write in between would follow the close frame.
      */
     private boolean closeFrameWritten;
+    /** What the socket does not take of live events: below the encoder, as {@link #sendEvent}. */
+    private final SocketWrites.Rest queue = this::sendEvent;
 
     public WebSocketSink(Channel channel, ServerMetrics metrics) {
         this.channel = channel;
@@ -138,30 +140,7 @@ public final class WebSocketSink implements SessionSink {
             // drops later writes is above where events are written
             return false;
         }
-        long written = 0;
-        if (direct) {
-            try {
-                written = Math.max(0, SocketWrites.write(socket, events, from, to)); // -1: not this way
-            } catch (IOException e) {
-                written = 0; // the socket failed: Netty's write below meets the same error and closes
-            }
-        }
-        boolean queued = false;
-        for (int i = from; i < to; i++) {
-            ByteBuf event = events.event(i);
-            int length = event.readableBytes();
-            if (written >= length) {
-                written -= length; // all of it on the wire
-                continue;
-            }
-            if (written == 0) {
-                sendEvent(event.retainedDuplicate());
-            } else { // the socket took part of this frame (only a direct write does): the rest follows it
-                sendEvent(event.retainedSlice(event.readerIndex() + (int) written, length - (int) written));
-                written = 0;
-            }
-            queued = true;
-        }
+        boolean queued = SocketWrites.writeOrQueue(direct ? socket : null, events, from, to, queue);
         if (queued) {
             flush();
         }

@@ -6,8 +6,10 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.unix.Socket;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.pushd.protocol.ClientMessage;
@@ -17,8 +19,10 @@ import io.pushd.protocol.ProtocolCodec;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.lifecycle.RetryHints;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.pipeline.SocketWrites;
 import io.pushd.server.session.SessionSink;
 import io.pushd.server.topic.EventFormat;
+import io.pushd.server.topic.LiveBatch;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +38,12 @@ import org.slf4j.LoggerFactory;
  * stream's cursor, see {@link SseCursor}); {@code subscribed} and {@code reset} are named events
  * with the WebSocket JSON. Closing writes {@code retry: N} and {@code event: close} with the code
  * and the hint, ends the response and shuts the output, so the last chunk reaches the client.
+ *
+ * <p>A single-topic stream on a chunked response gets its events as whole chunks
+ * ({@link SseEventFormat#CHUNKED}), the same buffer for every subscriber, and writes them below the
+ * HTTP codec: no {@code HttpContent} and no chunk header per subscriber. A replay hands it a read's
+ * events in one buffer ({@link #replaysAppended}); a multi-topic stream writes each event with its
+ * own cursor line instead.
  *
  * <p>Event loop only, except {@link #close}, which hops onto it.
  */
@@ -52,6 +62,12 @@ public final class SseSink implements SessionSink {
      * (whole chunks, {@link SseEventFormat#CHUNKED}) are written; null: events go through the codec.
      */
     private final ChannelHandlerContext belowCodec;
+    /** With {@link #belowCodec} on a plain epoll connection: the socket live events are written to directly. */
+    private final Socket socket;
+    /** With {@link #socket}: the connection's outbound buffer (see {@code WebSocketSink}'s). */
+    private final ChannelOutboundBuffer outbound;
+    /** What the socket does not take of live events: below the codec, as {@link #sendEvent}. */
+    private final SocketWrites.Rest queue = this::sendEvent;
     /** Where each topic of the stream is: the cursor a multi-topic stream sends as {@code id:}. */
     private final Map<String, EventId> positions = new LinkedHashMap<>();
     private boolean closing;
@@ -72,6 +88,10 @@ public final class SseSink implements SessionSink {
         this.hints = hints;
         this.cursor = topics.size() > 1;
         this.belowCodec = cursor ? null : codec;
+        Socket direct = belowCodec == null ? null : SocketWrites.socketOf(channel);
+        ChannelOutboundBuffer out = direct == null ? null : channel.unsafe().outboundBuffer();
+        this.outbound = out;
+        this.socket = out == null ? null : direct; // null outbound: closed meanwhile, so Netty's way, which knows
         for (ClientMessage.Subscribe s : topics) {
             positions.put(s.topic(), s.after()); // null (live only) until its subscribed says the head
         }
@@ -141,6 +161,35 @@ public final class SseSink implements SessionSink {
         write(message);
     }
 
+    /**
+     * Live events of a single-topic chunked stream go straight to the socket when Netty holds
+     * nothing for it ({@code SocketWrites}, as on a WebSocket); what the socket does not take
+     * then, and every event otherwise, goes below the codec as {@link #sendEvent} does.
+     */
+    @Override
+    public boolean sendLive(String topic, LiveBatch events, int from, int to) {
+        if (belowCodec == null) {
+            return SessionSink.super.sendLive(topic, events, from, to);
+        }
+        if (closing) {
+            return false; // the response has ended: nothing may follow its last chunk
+        }
+        if (SocketWrites.writeOrQueue(writesDirectly() ? socket : null, events, from, to, queue)) {
+            flush();
+        }
+        return true;
+    }
+
+    /**
+     * A plain epoll connection, open for output, with nothing in Netty's outbound buffer (queued
+     * or being written) that a direct write could overtake. The socket's state before the
+     * buffer: closed (which also marks it shut) its descriptor may already be another connection's.
+     */
+    private boolean writesDirectly() {
+        Socket s = socket;
+        return s != null && !s.isOutputShutdown() && outbound.totalPendingWriteBytes() == 0;
+    }
+
     @Override
     public void send(ServerMessage message) {
         String event;
@@ -200,6 +249,10 @@ public final class SseSink implements SessionSink {
 
     @Override
     public boolean isWritable() {
+        Socket s = socket;
+        if (s != null) { // as channel.isWritable(), without reaching the buffer through the channel
+            return !s.isOutputShutdown() && outbound.isWritable();
+        }
         return channel.isWritable();
     }
 
