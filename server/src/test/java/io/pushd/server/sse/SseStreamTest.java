@@ -202,6 +202,28 @@ class SseStreamTest {
     }
 
     @Test
+    void aStreamThatFallsBehindGetsEveryEventOnceAndWholeWhenItReadsAgain() throws Exception {
+        start(c -> c);
+        String e = server.epoch();
+        SseStream s = SseStream.openPaused(server.port(), "topic=t@" + e + "-0");
+        streams.add(s);
+        String pad = "x".repeat(40_000);
+        int n = 300; // ~12 MB: more than loopback's send and receive buffers hold, so the writes find the socket full
+        for (int i = 1; i <= n; i++) {
+            publish("t", "{\"i\":" + i + ",\"pad\":\"" + pad + "\"}");
+        }
+        s.resume();
+        List<SseStream.Message> got = s.events(n, WAIT);
+        for (int i = 0; i < n; i++) {
+            assertThat(got.get(i).id()).isEqualTo(e + "-" + (i + 1));
+            assertThat(got.get(i).json().path("data").path("i").asInt()).isEqualTo(i + 1);
+            assertThat(got.get(i).json().path("data").path("pad").asText()).hasSize(40_000);
+        }
+        assertThat(s.splitMessages).isZero();
+        assertThat(s.messages.poll(300, TimeUnit.MILLISECONDS)).isNull(); // nothing twice
+    }
+
+    @Test
     void anHttp10StreamReplaysToo() throws Exception {
         start(c -> c);
         String e = server.epoch();

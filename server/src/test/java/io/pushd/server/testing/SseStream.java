@@ -52,6 +52,9 @@ public final class SseStream implements AutoCloseable {
     private final InputStream in;
     private final ByteArrayOutputStream pending = new ByteArrayOutputStream();
 
+    /** Opened when the body may be read ({@link #openPaused} holds it until {@link #resume}). */
+    private final java.util.concurrent.CountDownLatch reading = new java.util.concurrent.CountDownLatch(1);
+
     private SseStream(Socket socket, int status, Map<String, String> headers, InputStream in) {
         this.socket = socket;
         this.status = status;
@@ -68,9 +71,28 @@ public final class SseStream implements AutoCloseable {
         return send(port, req.append("\r\n").toString());
     }
 
+    /**
+     * As {@link #open}, on a socket with a small receive buffer whose body is not read until
+     * {@link #resume}: the server's writes to it soon find the socket full.
+     */
+    public static SseStream openPaused(int port, String query) throws IOException {
+        Socket s = new Socket();
+        s.setReceiveBufferSize(4096);
+        s.connect(new java.net.InetSocketAddress("127.0.0.1", port));
+        return send(s, "GET /v1/sse?" + query + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", false);
+    }
+
+    /** Reads the body from now on (after {@link #openPaused}). */
+    public void resume() {
+        reading.countDown();
+    }
+
     /** Sends {@code request} as written and reads the answer's head. */
     public static SseStream send(int port, String request) throws IOException {
-        Socket s = new Socket("127.0.0.1", port);
+        return send(new Socket("127.0.0.1", port), request, true);
+    }
+
+    private static SseStream send(Socket s, String request, boolean read) throws IOException {
         s.setSoTimeout(30_000);
         s.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
         s.getOutputStream().flush();
@@ -83,6 +105,9 @@ public final class SseStream implements AutoCloseable {
                     lines[i].substring(colon + 1).trim());
         }
         SseStream stream = new SseStream(s, Integer.parseInt(lines[0].split(" ")[1]), headers, in);
+        if (read) {
+            stream.resume();
+        }
         Thread reader = new Thread(stream::readBody, "sse-reader");
         reader.setDaemon(true);
         reader.start();
@@ -159,6 +184,7 @@ public final class SseStream implements AutoCloseable {
 
     private void readBody() {
         try {
+            reading.await();
             boolean chunked = "chunked".equalsIgnoreCase(header("transfer-encoding"));
             while (true) {
                 if (!chunked) {
@@ -191,6 +217,9 @@ public final class SseStream implements AutoCloseable {
             ended.completeExceptionally(e);
         } catch (IOException e) {
             ended.complete(false);
+        } catch (InterruptedException e) {
+            ended.complete(false);
+            Thread.currentThread().interrupt();
         }
     }
 
