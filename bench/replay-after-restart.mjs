@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
+import { sseMessages, sseEventJson } from './sse-messages.mjs';
 const argv = process.argv.slice(2);
 const opt = (k, d) => { const i = argv.indexOf('--' + k); return i >= 0 ? argv[i + 1] : d; };
 const port = Number(opt('port')), pid = opt('pid'), topic = opt('topic'), N = Number(opt('events'));
@@ -48,18 +49,11 @@ const websocket = (seen, res, rej) => {
 };
 const sse = (seen, res, rej) => {
   const req = http.get({ host: '127.0.0.1', port, path: `/v1/sse?topic=${topic}&after=${info.epoch}-0` }, r => {
-    let buf = '';
-    r.setEncoding('utf8');
-    r.on('data', d => {
-      buf += d;
-      let end;
-      while ((end = buf.indexOf('\n\n')) >= 0) {
-        const msg = buf.slice(0, end); buf = buf.slice(end + 2);
-        if (msg.startsWith('event: reset')) { console.error('reset: ' + msg); req.destroy(); res(); return; }
-        if (!msg.startsWith('id: ')) continue; // retry:, subscribed, comments
-        const f = JSON.parse(msg.slice(msg.indexOf('\ndata: ') + 7));
-        if (seen(Number(f.id.split('-')[1]))) { req.destroy(); res(); return; }
-      }
+    sseMessages(r, msg => {
+      if (msg.startsWith('event: reset')) { console.error('reset: ' + msg); req.destroy(); res(); return false; }
+      const json = sseEventJson(msg);
+      if (json && seen(Number(JSON.parse(json).id.split('-')[1]))) { req.destroy(); res(); return false; }
+      return true;
     });
     r.on('end', () => res());
   });

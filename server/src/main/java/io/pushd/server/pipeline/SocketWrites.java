@@ -10,6 +10,7 @@ import io.netty.channel.unix.Socket;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.internal.PlatformDependent;
+import io.pushd.server.session.SessionSink;
 import io.pushd.server.topic.LiveBatch;
 import java.io.IOException;
 
@@ -127,20 +128,15 @@ public final class SocketWrites {
         return null;
     }
 
-    /** Where the events a socket did not take go: through Netty. Takes ownership of each buffer. */
-    @FunctionalInterface
-    public interface Rest {
-        void queue(ByteBuf event);
-    }
-
     /**
      * Writes events {@code from}..{@code to} (exclusive) of the batch straight to {@code socket}
-     * as far as it takes them (with a null socket, none), and hands the rest to {@code rest} in
-     * order: whole events as retained duplicates, a partly written one as its retained remainder.
-     * Returns true when anything went to {@code rest} (the caller flushes then). The caller has
-     * made sure that Netty holds nothing for the connection that these writes could overtake.
+     * as far as it takes them (with a null socket, none), and hands the rest to the sink's
+     * {@link SessionSink#sendEvent(ByteBuf)} in order (through Netty): whole events as retained
+     * duplicates, a partly written one as its retained remainder. Returns true when anything went
+     * that way (the caller flushes then). The caller has made sure that Netty holds nothing for
+     * the connection that these writes could overtake.
      */
-    public static boolean writeOrQueue(Socket socket, LiveBatch events, int from, int to, Rest rest) {
+    public static boolean writeOrQueue(Socket socket, LiveBatch events, int from, int to, SessionSink rest) {
         long written = 0;
         if (socket != null) {
             try {
@@ -158,9 +154,9 @@ public final class SocketWrites {
                 continue;
             }
             if (written == 0) {
-                rest.queue(event.retainedDuplicate());
+                rest.sendEvent(event.retainedDuplicate());
             } else { // the socket took part of this event: the rest follows it
-                rest.queue(event.retainedSlice(event.readerIndex() + (int) written, length - (int) written));
+                rest.sendEvent(event.retainedSlice(event.readerIndex() + (int) written, length - (int) written));
                 written = 0;
             }
             queued = true;

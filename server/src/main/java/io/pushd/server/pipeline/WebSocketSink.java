@@ -61,8 +61,6 @@ public final class WebSocketSink implements SessionSink {
      * notifications deep; a direct write in between would follow the close frame.
      */
     private boolean closeFrameWritten;
-    /** What the socket does not take of live events: below the encoder, as {@link #sendEvent}. */
-    private final SocketWrites.Rest queue = this::sendEvent;
 
     public WebSocketSink(Channel channel, ServerMetrics metrics) {
         this.channel = channel;
@@ -140,7 +138,7 @@ public final class WebSocketSink implements SessionSink {
             // drops later writes is above where events are written
             return false;
         }
-        boolean queued = SocketWrites.writeOrQueue(direct ? socket : null, events, from, to, queue);
+        boolean queued = SocketWrites.writeOrQueue(direct ? socket : null, events, from, to, this);
         if (queued) {
             flush();
         }

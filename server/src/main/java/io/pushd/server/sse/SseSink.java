@@ -66,8 +66,6 @@ public final class SseSink implements SessionSink {
     private final Socket socket;
     /** With {@link #socket}: the connection's outbound buffer (see {@code WebSocketSink}'s). */
     private final ChannelOutboundBuffer outbound;
-    /** What the socket does not take of live events: below the codec, as {@link #sendEvent}. */
-    private final SocketWrites.Rest queue = this::sendEvent;
     /** Where each topic of the stream is: the cursor a multi-topic stream sends as {@code id:}. */
     private final Map<String, EventId> positions = new LinkedHashMap<>();
     private boolean closing;
@@ -174,7 +172,7 @@ public final class SseSink implements SessionSink {
         if (closing) {
             return false; // the response has ended: nothing may follow its last chunk
         }
-        if (SocketWrites.writeOrQueue(writesDirectly() ? socket : null, events, from, to, queue)) {
+        if (SocketWrites.writeOrQueue(writesDirectly() ? socket : null, events, from, to, this)) {
             flush();
         }
         return true;
