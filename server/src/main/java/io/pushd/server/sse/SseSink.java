@@ -125,7 +125,10 @@ public final class SseSink implements SessionSink {
         return belowCodec != null ? SseEventFormat.CHUNKED : SseEventFormat.INSTANCE;
     }
 
-    /** One topic: a replay's events go as one buffer (one chunk); several: each with its own cursor line. */
+    /**
+     * One topic: a replay read's events go as one buffer (on a chunked stream a chunk per event in
+     * it); several topics: each event alone, with its own cursor line.
+     */
     @Override
     public boolean replaysAppended() {
         return !cursor;
