@@ -1,5 +1,6 @@
-// Where a fan-out run's CPU went, for bench/compare.sh (SPLIT=1): waits for the server process
-// whose command line matches PATTERN, samples it every 0.5 s until it exits, and prints, for the
+// Where a fan-out run's CPU went, for bench/compare.sh (SPLIT=1): waits for the server processes
+// whose command lines match PATTERN (all of them: Nchan's `worker_processes auto` makes one nginx
+// worker per core), samples them every 0.5 s until they exit, and prints, for the
 // WINDOW seconds that end TAIL seconds (default 1.5: the driver's report and the stop) before it
 // exited:
 //  - the server's CPU by thread kind (event loops, JIT compiler threads, the writer, GC, ...),
@@ -21,23 +22,26 @@ const sleep = ms => new Promise(r => setTimeout(r, ms));
 const read = p => { try { return fs.readFileSync(p, 'utf8'); } catch { return null; } };
 
 const find = () => {
+  const found = [];
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d) || Number(d) === process.pid) continue;
     const c = read(`/proc/${d}/cmdline`);
-    if (c && re.test(c.replaceAll('\0', ' ').trim())) return d;
+    if (c && re.test(c.replaceAll('\0', ' ').trim())) found.push(d);
   }
-  return null;
+  return found;
 };
 const kind = name => name.replace(/[-#\d]+$/, '').trim() || name; // one row per pool: loops, GC threads, ...
-const threads = pid => {
+const threads = pids => { // every thread of every process, by thread id (unique system-wide)
   const out = new Map();
-  let tids = [];
-  try { tids = fs.readdirSync(`/proc/${pid}/task`); } catch { return out; }
-  for (const t of tids) {
-    const name = read(`/proc/${pid}/task/${t}/comm`), stat = read(`/proc/${pid}/task/${t}/stat`);
-    if (!name || !stat) continue;
-    const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    out.set(t, { name: kind(name.trim()), ticks: Number(f[11]) + Number(f[12]) });
+  for (const pid of pids) {
+    let tids = [];
+    try { tids = fs.readdirSync(`/proc/${pid}/task`); } catch { continue; }
+    for (const t of tids) {
+      const name = read(`/proc/${pid}/task/${t}/comm`), stat = read(`/proc/${pid}/task/${t}/stat`);
+      if (!name || !stat) continue;
+      const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      out.set(t, { name: kind(name.trim()), ticks: Number(f[11]) + Number(f[12]) });
+    }
   }
   return out;
 };
@@ -52,12 +56,13 @@ const cores = () => {
   return out;
 };
 
-let pid = null;
-for (let i = 0; i < 1200 && !pid; i++) { pid = find(); if (!pid) await sleep(100); }
-if (!pid) { console.error(`cpu-split: no process matches ${pattern}`); process.exit(1); }
+let pids = [];
+for (let i = 0; i < 1200 && !pids.length; i++) { pids = find(); if (!pids.length) await sleep(100); }
+if (!pids.length) { console.error(`cpu-split: no process matches ${pattern}`); process.exit(1); }
+await sleep(500); pids = find(); // a server's processes come up together (nginx's workers)
 const snaps = [];
-while (fs.existsSync(`/proc/${pid}`)) {
-  const t = threads(pid);
+while (pids.some(p => fs.existsSync(`/proc/${p}`))) {
+  const t = threads(pids);
   if (t.size) snaps.push({ at: Date.now() / 1000, threads: t, cores: cores() });
   await sleep(500);
 }
@@ -74,4 +79,5 @@ for (const [tid, t] of end.threads) {
 const parts = [...byKind].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`);
 const coreParts = Object.keys(end.cores).map(c =>
   `${c} busy ${ms(end.cores[c].busy - (start.cores[c]?.busy ?? 0))} (softirq ${ms(end.cores[c].softirq - (start.cores[c]?.softirq ?? 0))})`);
-console.log(`cpu-split over ${(end.at - start.at).toFixed(1)} s, ms: ${parts.join(', ')}; ${coreParts.join(', ')}`);
+const of = pids.length > 1 ? ` (${pids.length} processes)` : '';
+console.log(`cpu-split over ${(end.at - start.at).toFixed(1)} s${of}, ms: ${parts.join(', ')}; ${coreParts.join(', ')}`);
