@@ -36,11 +36,9 @@ class JitCompilersIT {
 
     @Test
     void withC1OnlyTheStartSaysSoAndServes() throws Exception {
-        try (ServerProcess server = ServerProcess.start(tmp.resolve("a"), ServerProcess.freePort(), tmp.resolve("data"),
-                C1_ONLY)) {
-            assertThat(server.output()).contains("INFO").contains(LINE).doesNotContain("TLS on the daemon");
-            assertThat(Http.get(server.port(), "/readyz").status()).isEqualTo(200);
-        }
+        ServerProcess server = servers.start(tmp.resolve("a"), ServerProcess.freePort(), tmp.resolve("data"), C1_ONLY);
+        assertThat(server.output()).contains("INFO").contains(LINE).doesNotContain("TLS on the daemon");
+        assertThat(Http.get(server.port(), "/readyz").status()).isEqualTo(200);
     }
 
     @Test
@@ -49,19 +47,16 @@ class JitCompilersIT {
         Path key = tmp.resolve("key.pem");
         TlsAndAdminPortTest.makeCertificate(cert, key, "127.0.0.1");
         // launched, not started: its /readyz is https, which the helper's probe does not speak
-        try (ServerProcess server = ServerProcess.launch(tmp.resolve("a"), ServerProcess.freePort(),
-                tmp.resolve("data"), C1_ONLY, "tls.certFile=" + cert, "tls.keyFile=" + key)) {
-            String log = awaitLine(server, "push server ready");
-            assertThat(log).containsPattern("WARN .*" + LINE + ".*TLS on the daemon \\(tls.certFile\\) costs ~12x");
-        }
+        ServerProcess server = servers.launch(tmp.resolve("a"), ServerProcess.freePort(), tmp.resolve("data"), C1_ONLY,
+                "tls.certFile=" + cert, "tls.keyFile=" + key);
+        String log = awaitLine(server, "push server ready");
+        assertThat(log).containsPattern("WARN .*" + LINE + ".*TLS on the daemon \\(tls.certFile\\) costs ~12x");
     }
 
     @Test
     void withTheDefaultJitTheStartSaysNothingOfIt() throws Exception {
-        try (ServerProcess server = ServerProcess.start(tmp.resolve("a"), ServerProcess.freePort(),
-                tmp.resolve("data"))) {
-            assertThat(server.output()).contains("effective configuration").doesNotContain("JIT: ");
-        }
+        ServerProcess server = servers.start(tmp.resolve("a"), ServerProcess.freePort(), tmp.resolve("data"));
+        assertThat(server.output()).contains("effective configuration").doesNotContain("JIT: ");
     }
 
     private static String awaitLine(ServerProcess server, String text) throws InterruptedException {

@@ -1,6 +1,7 @@
 package io.pushd.server.sse;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.ByteBufAllocator;
 import io.pushd.protocol.EventId;
 import io.pushd.server.history.EventHistory.EventData;
@@ -131,14 +132,14 @@ public final class SseEventFormat implements EventFormat {
             ByteBuf message = out.alloc().heapBuffer();
             try {
                 message.writeBytes(ID);
-                io.netty.buffer.ByteBufUtil.writeAscii(message, epoch + "-" + seq);
+                ByteBufUtil.writeAscii(message, epoch + "-" + seq);
                 message.writeBytes(DATA);
                 EventAppender.writeJsonPrefix(message, topic, epoch, seq, ts);
                 data.copyTo(message);
                 message.writeByte('}');
                 message.writeBytes(END);
                 if (chunked) {
-                    io.netty.buffer.ByteBufUtil.writeAscii(out, Integer.toHexString(message.readableBytes()) + "\r\n");
+                    ByteBufUtil.writeAscii(out, Integer.toHexString(message.readableBytes()) + "\r\n");
                 }
                 out.writeBytes(message);
                 if (chunked) {

@@ -1,8 +1,10 @@
 package io.pushd.server.topic;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.pushd.protocol.ProtocolCodec;
 import io.pushd.server.history.EventHistory.EventData;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Appends the events of one topic and epoch for a replay, each as its transport frames it: the
@@ -180,9 +182,9 @@ public abstract class EventAppender implements EventFormat.ReplayAppender {
     /** Everything of the event's JSON before the data, through {@code out}'s own writes. */
     public static void writeJsonPrefix(ByteBuf out, String topic, String epoch, long seq, long ts) {
         out.writeBytes(TYPE_TOPIC);
-        io.netty.buffer.ByteBufUtil.writeAscii(out, topic);
+        ByteBufUtil.writeAscii(out, topic);
         out.writeBytes(ID);
-        io.netty.buffer.ByteBufUtil.writeAscii(out, epoch);
+        ByteBufUtil.writeAscii(out, epoch);
         out.writeByte('-');
         writeDecimal(out, seq);
         out.writeBytes(TS);
@@ -192,7 +194,7 @@ public abstract class EventAppender implements EventFormat.ReplayAppender {
 
     private static void writeDecimal(ByteBuf out, long v) {
         if (v < 0) {
-            io.netty.buffer.ByteBufUtil.writeAscii(out, Long.toString(v)); // never for sequences and times; kept simple
+            ByteBufUtil.writeAscii(out, Long.toString(v)); // never for sequences and times; kept simple
             return;
         }
         int n = digits(v);
@@ -206,6 +208,6 @@ public abstract class EventAppender implements EventFormat.ReplayAppender {
     }
 
     static byte[] ascii(String s) {
-        return s.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        return s.getBytes(StandardCharsets.US_ASCII);
     }
 }

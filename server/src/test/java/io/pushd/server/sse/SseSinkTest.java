@@ -4,8 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.pushd.protocol.ClientMessage;
 import io.pushd.protocol.CloseCode;
@@ -13,6 +22,7 @@ import io.pushd.protocol.EventId;
 import io.pushd.protocol.ServerMessage;
 import io.pushd.server.lifecycle.RetryHints;
 import io.pushd.server.metrics.ServerMetrics;
+import io.pushd.server.topic.LiveBatch;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -63,6 +73,56 @@ class SseSinkTest {
         assertThat(next()).isEqualTo("id: ep-5\ndata: {\"type\":\"event\",\"topic\":\"t\",\"id\":\"ep-5\",\"ts\":7,"
                 + "\"data\":{\"n\":1}}\n\n");
         assertThat(shared.release()).isTrue(); // every duplicate was released by the write
+    }
+
+    @Test
+    void aChunkedStreamWritesTheSharedChunksBelowTheEncoderAndNothingAfterItsLastChunk() {
+        // a client that does not read: what reaches the socket stays there, and the last chunk's
+        // write never completes, so the connection stays open after the stream ended
+        List<ByteBuf> socket = new java.util.ArrayList<>();
+        EmbeddedChannel ch = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
+            @Override
+            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                socket.add((ByteBuf) msg);
+            }
+        }, new HttpResponseEncoder());
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        HttpUtil.setTransferEncodingChunked(head, true);
+        ch.write(head);
+        wire(socket); // the head
+        SseSink s = new SseSink(ch, ch.pipeline().context(HttpResponseEncoder.class), metrics, hints,
+                List.of(new ClientMessage.Subscribe("t", null)));
+        assertThat(s.format()).isSameAs(SseEventFormat.CHUNKED);
+        ByteBuf shared = SseEventFormat.CHUNKED.encode(UnpooledByteBufAllocator.DEFAULT, "t", new EventId("ep", 5), 7L,
+                "{\"n\":1}".getBytes(StandardCharsets.UTF_8));
+        String chunk = shared.toString(StandardCharsets.UTF_8);
+        LiveBatch batch = new LiveBatch(1);
+        batch.add("ep", 5, shared, SseEventFormat.CHUNKED.payloadBytes(shared.readableBytes()));
+
+        assertThat(s.sendLive("t", batch, 0, 1)).isTrue();
+        assertThat(wire(socket)).as("the shared chunk as it is, not chunked again").isEqualTo(chunk);
+
+        s.close(CloseCode.SERVICE_RESTART, CloseCode.retryReason(1_500));
+        assertThat(wire(socket)).contains("event: close").endsWith("\r\n0\r\n\r\n");
+        assertThat(ch.isActive()).isTrue();
+        assertThat(s.sendLive("t", batch, 0, 1)).as("nothing after the last chunk").isFalse();
+        s.sendEvent(shared.retainedDuplicate());
+        s.flush();
+        assertThat(wire(socket)).isEmpty();
+        assertThat(shared.release()).as("every reference the sink took was released").isTrue();
+        ch.close();
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    /** Everything written to the socket since the last call, as text. */
+    private static String wire(List<ByteBuf> socket) {
+        StringBuilder out = new StringBuilder();
+        for (ByteBuf b : socket) {
+            out.append(b.toString(StandardCharsets.UTF_8));
+            b.release();
+        }
+        socket.clear();
+        return out.toString();
     }
 
     @Test

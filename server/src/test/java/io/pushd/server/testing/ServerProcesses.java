@@ -20,7 +20,22 @@ public final class ServerProcesses implements TestWatcher {
 
     public ServerProcess start(Path workDir, int port, Path dataDir, String... sets) throws IOException,
             InterruptedException {
-        ServerProcess p = ServerProcess.start(workDir, port, dataDir, sets);
+        return start(workDir, port, dataDir, List.of(), sets);
+    }
+
+    /** As {@link ServerProcess#start(Path, int, Path, List, String...)}: with JVM options, remembered. */
+    public ServerProcess start(Path workDir, int port, Path dataDir, List<String> jvmOptions, String... sets)
+            throws IOException, InterruptedException {
+        return remember(ServerProcess.start(workDir, port, dataDir, jvmOptions, sets));
+    }
+
+    /** As {@link ServerProcess#launch(Path, int, Path, List, String...)}: not waited for, remembered. */
+    public ServerProcess launch(Path workDir, int port, Path dataDir, List<String> jvmOptions, String... sets)
+            throws IOException {
+        return remember(ServerProcess.launch(workDir, port, dataDir, jvmOptions, sets));
+    }
+
+    private ServerProcess remember(ServerProcess p) {
         started.add(p);
         ofLastTest.add(p);
         return p;
