@@ -2,7 +2,9 @@
 // one topic over GET /v1/sse (or /v1/live), an HTTP publisher at a fixed rate, 2 s of warm-up, then
 // a measured window; prints one JSON line as the peers driver's fanout.mjs does (server CPU ms per
 // 1,000 deliveries = µs per delivery, p50/p99 publish→deliver). bench/sse-fanout.sh runs it.
-//   node bench/sse-fanout.mjs --transport sse|websocket --port P --subs N --rate R --seconds S --pids PID
+// sse-multi: each stream also has a second topic that gets no events (a multi-topic stream, whose
+// id: line is its cursor, as the JS client opens for several topics).
+//   node bench/sse-fanout.mjs --transport sse|sse-multi|websocket --port P --subs N --rate R --seconds S --pids PID
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -23,8 +25,9 @@ if (process.env.SSE_FANOUT_WORKER) {
   const onEvent = json => { const f = JSON.parse(json); if (f.type !== 'event') return; count++; if (count % 7 === 0) lat.push(now() - f.data.ts); };
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   for (let i = 0; i < subs; i++) {
-    if (transport === 'sse') {
-      http.get({ host: '127.0.0.1', port, path: `/v1/sse?topic=${topic}`, agent }, r => {
+    if (transport === 'sse' || transport === 'sse-multi') {
+      const topics = transport === 'sse' ? `topic=${topic}` : `topic=${topic}&topic=${topic}-quiet`;
+      http.get({ host: '127.0.0.1', port, path: `/v1/sse?${topics}`, agent }, r => {
         opened++;
         sseMessages(r, msg => { const json = sseEventJson(msg); if (json) onEvent(json); });
         r.on('end', () => closed++);

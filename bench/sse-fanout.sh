@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Live fan-out over server-sent events beside WebSocket, one driver for both (bench/sse-fanout.mjs):
 #   bench/sse-fanout.sh [RATE] [SUBS] [SECONDS] [TRANSPORTS]
-# (defaults 100, 1000, 10, "sse websocket"): for each transport a fresh server (pinned to core 0,
+# (defaults 100, 1000, 10, "sse websocket"; also sse-multi: streams of two topics, one of them
+# quiet, whose id: line is the stream's cursor): for each transport a fresh server (pinned to core 0,
 # the driver to core 1, unless PIN_SERVER / PIN_DRIVER say otherwise), N subscribers of one topic,
 # one JSON line: server CPU µs per delivery (serverCpuMsPer1kDeliveries), p50/p99 publish→deliver.
 # JAR picks another build's fat jar, PUSH_JVM_OPTS reaches the server. Needs `mvn -q -DskipTests

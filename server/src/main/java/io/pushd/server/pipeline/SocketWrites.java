@@ -172,6 +172,21 @@ public final class SocketWrites {
      *
      * @throws IOException the socket failed (reset, shut): nothing was written
      */
+    /**
+     * Writes what {@code buf} holds (a buffer with a native address) straight to {@code socket}
+     * as far as it takes it, with one {@code send}, and returns how many bytes went: 0 when it
+     * took none or failed (Netty's write of the rest then meets the same error and closes). Its
+     * indices stay as they are. As {@link #writeOrQueue}, for a caller that made sure Netty holds
+     * nothing for the connection.
+     */
+    public static int send(Socket socket, ByteBuf buf) {
+        try {
+            return Math.max(0, socket.sendAddress(buf.memoryAddress(), buf.readerIndex(), buf.writerIndex()));
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
     static long write(Socket socket, LiveBatch events, int from, int to) throws IOException {
         if (to - from == 1) {
             ByteBuf b = events.event(from);

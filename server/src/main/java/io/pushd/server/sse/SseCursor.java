@@ -81,24 +81,6 @@ public final class SseCursor {
         return out;
     }
 
-    /**
-     * The cursor of a multi-topic stream: {@code positions} in the stream's topic order, leaving
-     * out a live-only topic whose head is not known yet (resuming it keeps the query's position).
-     */
-    static String format(Map<String, EventId> positions) {
-        StringBuilder sb = new StringBuilder(positions.size() * 24);
-        for (Map.Entry<String, EventId> e : positions.entrySet()) {
-            if (e.getValue() == null) {
-                continue;
-            }
-            if (sb.length() > 0) {
-                sb.append(',');
-            }
-            sb.append(e.getKey()).append('@').append(e.getValue());
-        }
-        return sb.toString();
-    }
-
     private static EventId parse(String id) {
         try {
             return EventId.parse(id);

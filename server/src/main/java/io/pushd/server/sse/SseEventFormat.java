@@ -86,6 +86,13 @@ public final class SseEventFormat implements EventFormat {
         return Math.max(1, (Integer.SIZE - Integer.numberOfLeadingZeros(n) + 3) / 4);
     }
 
+    /** Writes {@code n} (>= 0) in lower-case hex, as a chunk's size line has it. */
+    static void writeHex(ByteBuf out, int n) {
+        for (int shift = (hexDigits(n) - 1) * 4; shift >= 0; shift -= 4) {
+            out.writeByte(HEX[(n >>> shift) & 0xF]);
+        }
+    }
+
     /** Where the {@code data:} line starts in an encoded event: just after the {@code id:} line's newline. */
     static int dataOffset(ByteBuf encoded) {
         int nl = encoded.indexOf(encoded.readerIndex(), encoded.writerIndex(), (byte) '\n');

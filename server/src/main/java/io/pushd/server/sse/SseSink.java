@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
@@ -12,6 +13,7 @@ import io.netty.channel.socket.DuplexChannel;
 import io.netty.channel.unix.Socket;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.concurrent.FastThreadLocal;
 import io.pushd.protocol.ClientMessage;
 import io.pushd.protocol.CloseCode;
 import io.pushd.protocol.EventId;
@@ -23,9 +25,8 @@ import io.pushd.server.pipeline.SocketWrites;
 import io.pushd.server.session.SessionSink;
 import io.pushd.server.topic.EventFormat;
 import io.pushd.server.topic.LiveBatch;
-import java.util.LinkedHashMap;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -42,8 +43,10 @@ import org.slf4j.LoggerFactory;
  * <p>A single-topic stream on a chunked response gets its events as whole chunks
  * ({@link SseEventFormat#CHUNKED}), the same buffer for every subscriber, and writes them below the
  * HTTP codec: no {@code HttpContent} and no chunk header per subscriber. A replay hands it a read's
- * events in one buffer ({@link #replaysAppended}); a multi-topic stream writes each event with its
- * own cursor line instead.
+ * events in one buffer ({@link #replaysAppended}). A multi-topic stream's events each carry its own
+ * cursor line: on a chunked response it builds their chunks itself, the cursor from bytes it keeps
+ * ({@link StreamPositions}) and the shared {@code data:} line copied, a batch of them in one
+ * buffer written below the codec.
  *
  * <p>Event loop only, except {@link #close}, which hops onto it.
  */
@@ -52,6 +55,20 @@ public final class SseSink implements SessionSink {
     private static final Logger log = LoggerFactory.getLogger(SseSink.class);
     /** How long the client may take to hang up after the stream ended before the socket is closed. */
     static final long FORCE_CLOSE_MILLIS = 3_000;
+    private static final byte[] ID = "id: ".getBytes(StandardCharsets.US_ASCII);
+    /** A loop thread's buffer for a multi-topic stream's chunks on their way straight to its socket. */
+    private static final int SCRATCH_BYTES = 64 * 1024;
+    private static final FastThreadLocal<ByteBuf> SCRATCH = new FastThreadLocal<>() {
+        @Override
+        protected ByteBuf initialValue() {
+            return Unpooled.directBuffer(SCRATCH_BYTES, SCRATCH_BYTES);
+        }
+
+        @Override
+        protected void onRemoval(ByteBuf scratch) {
+            scratch.release(); // the loop thread ends: its native buffer goes with it
+        }
+    };
 
     private final Channel channel;
     private final ServerMetrics metrics;
@@ -62,12 +79,17 @@ public final class SseSink implements SessionSink {
      * (whole chunks, {@link SseEventFormat#CHUNKED}) are written; null: events go through the codec.
      */
     private final ChannelHandlerContext belowCodec;
+    /**
+     * A multi-topic stream on a chunked response: the HTTP codec's context, below which its own
+     * chunks (cursor line and the shared data line) are written; null otherwise.
+     */
+    private final ChannelHandlerContext cursorBelowCodec;
     /** With {@link #belowCodec} on a plain epoll connection: the socket live events are written to directly. */
     private final Socket socket;
     /** With {@link #socket}: the connection's outbound buffer (see {@code WebSocketSink}'s). */
     private final ChannelOutboundBuffer outbound;
-    /** Where each topic of the stream is: the cursor a multi-topic stream sends as {@code id:}. */
-    private final Map<String, EventId> positions = new LinkedHashMap<>();
+    /** Where each topic of the stream is: what its {@code id:} lines say. */
+    private final StreamPositions positions;
     private boolean closing;
 
     /** A stream whose events go through the pipeline's HTTP codec (or a test channel's end) as {@code HttpContent}. */
@@ -86,13 +108,14 @@ public final class SseSink implements SessionSink {
         this.hints = hints;
         this.cursor = topics.size() > 1;
         this.belowCodec = cursor ? null : codec;
-        Socket direct = belowCodec == null ? null : SocketWrites.socketOf(channel);
+        this.cursorBelowCodec = cursor ? codec : null;
+        Socket direct = codec == null ? null : SocketWrites.socketOf(channel);
         ChannelOutboundBuffer out = direct == null ? null : channel.unsafe().outboundBuffer();
         this.outbound = out;
         this.socket = out == null ? null : direct; // null outbound: closed meanwhile, so Netty's way, which knows
-        for (ClientMessage.Subscribe s : topics) {
-            positions.put(s.topic(), s.after()); // null (live only) until its subscribed says the head
-        }
+        // a live-only topic's position is null until its subscribed says the head
+        positions = new StreamPositions(topics.stream().map(ClientMessage.Subscribe::topic).toList(),
+                topics.stream().map(ClientMessage.Subscribe::after).toList());
     }
 
     /** The connection written to. */
@@ -152,14 +175,55 @@ public final class SseSink implements SessionSink {
             sendEvent(encodedEvent);
             return;
         }
-        EventId at = positions.get(topic);
-        positions.put(topic, new EventId(at.epoch(), seq));
+        if (cursorBelowCodec != null) {
+            try {
+                if (closing) {
+                    return; // the response has ended: see write
+                }
+                ByteBuf chunk = channel.alloc().directBuffer(cursorChunkBytes(encodedEvent));
+                appendCursorChunk(chunk, topic, seq, encodedEvent);
+                cursorBelowCodec.write(chunk, channel.voidPromise());
+            } finally {
+                encodedEvent.release();
+            }
+            return;
+        }
+        positions.advance(topic, seq);
         // the stream's own id: line, then the shared data: part, as one buffer in one write
-        ByteBuf idLine = ByteBufUtil.writeAscii(channel.alloc(), "id: " + SseCursor.format(positions) + '\n');
+        ByteBuf idLine = channel.alloc().directBuffer(ID.length + positions.cursorLength() + 1);
+        idLine.writeBytes(ID);
+        positions.writeCursor(idLine);
+        idLine.writeByte('\n');
         encodedEvent.skipBytes(SseEventFormat.dataOffset(encodedEvent));
         CompositeByteBuf message = channel.alloc().compositeDirectBuffer(2);
         message.addComponents(true, idLine, encodedEvent);
         write(message);
+    }
+
+    /**
+     * Appends event {@code seq} of {@code topic} as one HTTP chunk with the stream's cursor: the
+     * chunk's size line, {@code id: <cursor>}, the data line of {@code encoded} (an
+     * {@link SseEventFormat#INSTANCE} message, left as it is) and the chunk's CRLF. The cursor
+     * moves to the event first.
+     */
+    private void appendCursorChunk(ByteBuf out, String topic, long seq, ByteBuf encoded) {
+        positions.advance(topic, seq);
+        int data = SseEventFormat.dataOffset(encoded);
+        int dataLength = encoded.readableBytes() - data;
+        int message = ID.length + positions.cursorLength() + 1 + dataLength;
+        out.ensureWritable(SseEventFormat.hexDigits(message) + 2 + message + 2);
+        SseEventFormat.writeHex(out, message);
+        out.writeByte('\r').writeByte('\n');
+        out.writeBytes(ID);
+        positions.writeCursor(out);
+        out.writeByte('\n');
+        out.writeBytes(encoded, encoded.readerIndex() + data, dataLength);
+        out.writeByte('\r').writeByte('\n');
+    }
+
+    /** About what {@link #appendCursorChunk} takes for {@code encoded} (the cursor as it is, a longer sequence). */
+    private int cursorChunkBytes(ByteBuf encoded) {
+        return 8 + 2 + ID.length + positions.cursorLength() + 20 + 1 + encoded.readableBytes() + 2;
     }
 
     /**
@@ -169,6 +233,9 @@ public final class SseSink implements SessionSink {
      */
     @Override
     public boolean sendLive(String topic, LiveBatch events, int from, int to) {
+        if (cursorBelowCodec != null) {
+            return sendLiveWithCursor(topic, events, from, to);
+        }
         if (belowCodec == null) {
             return SessionSink.super.sendLive(topic, events, from, to);
         }
@@ -178,6 +245,45 @@ public final class SseSink implements SessionSink {
         if (SocketWrites.writeOrQueue(writesDirectly() ? socket : null, events, from, to, this)) {
             flush();
         }
+        return true;
+    }
+
+    /**
+     * A multi-topic chunked stream's live events: each its own chunk with the stream's cursor,
+     * the batch's chunks built one after the other. When Netty holds nothing for the connection
+     * they are built in the loop thread's scratch buffer and sent straight to the socket; what it
+     * does not take, and otherwise all of them, go below the codec in a buffer of their own.
+     */
+    private boolean sendLiveWithCursor(String topic, LiveBatch events, int from, int to) {
+        if (closing) {
+            return false; // the response has ended: nothing may follow its last chunk
+        }
+        int bytes = 0;
+        for (int i = from; i < to; i++) {
+            bytes += cursorChunkBytes(events.event(i));
+        }
+        boolean direct = bytes <= SCRATCH_BYTES && writesDirectly();
+        ByteBuf chunks = direct ? SCRATCH.get().clear() : channel.alloc().directBuffer(bytes);
+        try {
+            for (int i = from; i < to; i++) {
+                appendCursorChunk(chunks, topic, events.seq(i), events.event(i));
+            }
+        } catch (RuntimeException e) {
+            if (!direct) {
+                chunks.release();
+            }
+            throw e;
+        }
+        if (direct) {
+            int sent = SocketWrites.send(socket, chunks);
+            int rest = chunks.readableBytes() - sent;
+            if (rest == 0) {
+                return true;
+            }
+            // the rest, out of the scratch buffer the next subscriber's chunks are built in
+            chunks = channel.alloc().directBuffer(rest).writeBytes(chunks, chunks.readerIndex() + sent, rest);
+        }
+        cursorBelowCodec.writeAndFlush(chunks, channel.voidPromise());
         return true;
     }
 
@@ -195,18 +301,18 @@ public final class SseSink implements SessionSink {
     public void send(ServerMessage message) {
         String event;
         if (message instanceof ServerMessage.Subscribed s) {
-            if (positions.get(s.topic()) == null) {
+            if (!positions.known(s.topic())) {
                 // live only: the stream is at the head (<epoch>-0 before a topic's first event)
-                positions.put(s.topic(), s.head() != null ? s.head() : new EventId(s.epoch(), 0));
+                positions.set(s.topic(), s.head() != null ? s.head() : new EventId(s.epoch(), 0));
             }
             event = "subscribed";
         } else if (message instanceof ServerMessage.Reset r) {
-            positions.put(r.topic(), r.id());
+            positions.set(r.topic(), r.id());
             event = "reset";
         } else {
             event = "error"; // answers to client messages, which an SSE stream cannot send
         }
-        String id = message instanceof ServerMessage.Error ? "" : "id: " + cursorText() + '\n';
+        String id = message instanceof ServerMessage.Error ? "" : "id: " + positions.text() + '\n';
         writeText("event: " + event + '\n' + id + "data: " + ProtocolCodec.encode(message) + "\n\n");
     }
 
@@ -219,14 +325,6 @@ public final class SseSink implements SessionSink {
     void sendPing() {
         writeText(": ping\n\n");
         flush();
-    }
-
-    private String cursorText() {
-        if (!cursor) {
-            EventId only = positions.values().iterator().next();
-            return only == null ? "" : only.toString();
-        }
-        return SseCursor.format(positions);
     }
 
     private void writeText(String text) {

@@ -114,6 +114,61 @@ class SseSinkTest {
         assertThat(ch.finishAndReleaseAll()).isFalse();
     }
 
+    @Test
+    void aMultiTopicChunkedStreamWritesEachEventAsOneChunkWithItsCursorBelowTheEncoder() {
+        List<ByteBuf> socket = new java.util.ArrayList<>();
+        EmbeddedChannel ch = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
+            @Override
+            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                socket.add((ByteBuf) msg);
+            }
+        }, new HttpResponseEncoder());
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        HttpUtil.setTransferEncodingChunked(head, true);
+        ch.write(head);
+        wire(socket); // the head
+        SseSink s = new SseSink(ch, ch.pipeline().context(HttpResponseEncoder.class), metrics, hints,
+                List.of(new ClientMessage.Subscribe("t", null), new ClientMessage.Subscribe("u", new EventId("ep", 2))));
+        assertThat(s.format()).as("the shared part has no cursor of its own").isSameAs(SseEventFormat.INSTANCE);
+        s.send(new ServerMessage.Subscribed("t", new EventId("ep", 8), null, "ep"));
+        s.flush();
+        assertThat(wire(socket)).contains("id: t@ep-8,u@ep-2\n");
+        ByteBuf e9 = encoded("t", 9);
+        ByteBuf e10 = encoded("t", 10);
+        String data = e9.toString(StandardCharsets.UTF_8).substring("id: ep-9\n".length());
+        LiveBatch batch = new LiveBatch(2);
+        batch.add("ep", 9, e9, e9.readableBytes());
+        batch.add("ep", 10, e10, e10.readableBytes());
+
+        assertThat(s.sendLive("t", batch, 0, 2)).isTrue();
+        assertThat(wire(socket)).as("one chunk per event, each what the encoder makes of the message")
+                .isEqualTo(chunk("id: t@ep-9,u@ep-2\n" + data) + chunk("id: t@ep-10,u@ep-2\n" + data.replace("ep-9", "ep-10")));
+        // a replayed event of the other topic: its own chunk, the cursor moved on both topics
+        ByteBuf u3 = encoded("u", 3);
+        String uData = u3.toString(StandardCharsets.UTF_8).substring("id: ep-3\n".length());
+        s.sendEvent("u", 3, u3);
+        s.flush();
+        assertThat(wire(socket)).isEqualTo(chunk("id: t@ep-10,u@ep-3\n" + uData));
+        assertThat(u3.refCnt()).as("a replayed event is the sink's to release").isZero();
+
+        s.close(CloseCode.SERVICE_RESTART, CloseCode.retryReason(1_500));
+        assertThat(wire(socket)).contains("event: close").endsWith("\r\n0\r\n\r\n");
+        assertThat(s.sendLive("t", batch, 0, 2)).as("nothing after the last chunk").isFalse();
+        ByteBuf late = encoded("t", 11);
+        s.sendEvent("t", 11, late);
+        s.flush();
+        assertThat(wire(socket)).isEmpty();
+        assertThat(late.refCnt()).isZero();
+        assertThat(e9.release() && e10.release()).as("the batch's buffers are lent, not taken").isTrue();
+        ch.close();
+        assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    /** {@code message} as one HTTP/1.1 chunk, as the codec frames it. */
+    private static String chunk(String message) {
+        return Integer.toHexString(message.getBytes(StandardCharsets.UTF_8).length) + "\r\n" + message + "\r\n";
+    }
+
     /** Everything written to the socket since the last call, as text. */
     private static String wire(List<ByteBuf> socket) {
         StringBuilder out = new StringBuilder();

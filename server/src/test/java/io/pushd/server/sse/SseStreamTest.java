@@ -224,6 +224,30 @@ class SseStreamTest {
     }
 
     @Test
+    void aMultiTopicStreamThatFallsBehindGetsEveryEventOnceAndWholeWithItsCursor() throws Exception {
+        start(c -> c);
+        String e = server.epoch();
+        // nothing to replay: live at once. Its chunks are built per stream and sent straight to the
+        // socket while it keeps up, and the rest of a partly sent one through Netty when it does not
+        SseStream s = SseStream.openPaused(server.port(), "topic=t@" + e + "-0&topic=quiet@" + e + "-0");
+        streams.add(s);
+        String pad = "x".repeat(40_000);
+        int n = 300; // ~12 MB, as above
+        for (int i = 1; i <= n; i++) {
+            publish("t", "{\"i\":" + i + ",\"pad\":\"" + pad + "\"}");
+        }
+        s.resume();
+        List<SseStream.Message> got = s.events(n, WAIT);
+        for (int i = 0; i < n; i++) {
+            assertThat(got.get(i).id()).isEqualTo("t@" + e + "-" + (i + 1) + ",quiet@" + e + "-0");
+            assertThat(got.get(i).json().path("data").path("i").asInt()).isEqualTo(i + 1);
+            assertThat(got.get(i).json().path("data").path("pad").asText()).hasSize(40_000);
+        }
+        assertThat(s.splitMessages).isZero();
+        assertThat(s.messages.poll(300, TimeUnit.MILLISECONDS)).isNull(); // nothing twice
+    }
+
+    @Test
     void anHttp10StreamReplaysToo() throws Exception {
         start(c -> c);
         String e = server.epoch();
