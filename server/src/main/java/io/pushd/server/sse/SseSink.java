@@ -221,9 +221,9 @@ public final class SseSink implements SessionSink {
         out.writeByte('\r').writeByte('\n');
     }
 
-    /** About what {@link #appendCursorChunk} takes for {@code encoded} (the cursor as it is, a longer sequence). */
+    /** At least what {@link #appendCursorChunk} takes for {@code encoded}, whatever its sequence. */
     private int cursorChunkBytes(ByteBuf encoded) {
-        return 8 + 2 + ID.length + positions.cursorLength() + 20 + 1 + encoded.readableBytes() + 2;
+        return 8 + 2 + ID.length + positions.cursorBound() + 1 + encoded.readableBytes() + 2;
     }
 
     /**

@@ -24,6 +24,8 @@ final class StreamPositions {
     /** {@code T@E-} of each topic with a known position; null while it is not known. */
     private final byte[][] heads;
     private final long[] seqs;
+    /** What the cursor takes at most at its positions' epochs: each known topic's head, 19 digits and a comma. */
+    private int cursorBound;
     /** The cursor's bytes while {@link #cursorValid}, {@link #cursorLength} of them. */
     private byte[] cursor = new byte[64];
     private int cursorLength;
@@ -59,6 +61,10 @@ final class StreamPositions {
             heads[i] = (topic + '@' + at.epoch() + '-').getBytes(StandardCharsets.US_ASCII);
             seqs[i] = at.seq();
         }
+        cursorBound = 0;
+        for (byte[] head : heads) {
+            cursorBound += head == null ? 0 : head.length + 19 + 1;
+        }
         cursorValid = false;
     }
 
@@ -78,6 +84,11 @@ final class StreamPositions {
             return epochs[0] == null ? "" : epochs[0] + '-' + seqs[0];
         }
         return new String(cursor(), 0, cursorLength, StandardCharsets.US_ASCII);
+    }
+
+    /** At least {@link #cursorLength} at any sequences, without building the cursor (sizes a buffer). */
+    int cursorBound() {
+        return cursorBound;
     }
 
     /** The cursor's length in bytes (several topics). */

@@ -59,6 +59,7 @@ class StreamPositionsTest {
                 String cursor = cursorOf(expected);
                 assertThat(p.text()).isEqualTo(cursor);
                 assertThat(p.cursorLength()).isEqualTo(cursor.length());
+                assertThat(p.cursorBound()).isGreaterThanOrEqualTo(cursor.length());
                 ByteBuf out = Unpooled.buffer();
                 try {
                     p.writeCursor(out);
