@@ -84,7 +84,7 @@ public final class SseSink implements SessionSink {
      * chunks (cursor line and the shared data line) are written; null otherwise.
      */
     private final ChannelHandlerContext cursorBelowCodec;
-    /** With {@link #belowCodec} on a plain epoll connection: the socket live events are written to directly. */
+    /** With either codec context on a plain epoll connection: the socket live events are written to directly. */
     private final Socket socket;
     /** With {@link #socket}: the connection's outbound buffer (see {@code WebSocketSink}'s). */
     private final ChannelOutboundBuffer outbound;
