@@ -165,14 +165,6 @@ public final class SocketWrites {
     }
 
     /**
-     * Writes events {@code from}..{@code to} (exclusive) of the batch to {@code socket} at once,
-     * without blocking: returns how many bytes the socket took (0 when its buffer is full), or
-     * -1 when these events cannot be written this way (a buffer without a native address, an
-     * empty one), so the caller writes them through Netty.
-     *
-     * @throws IOException the socket failed (reset, shut): nothing was written
-     */
-    /**
      * Writes what {@code buf} holds (a buffer with a native address) straight to {@code socket}
      * as far as it takes it, with one {@code send}, and returns how many bytes went: 0 when it
      * took none or failed (Netty's write of the rest then meets the same error and closes). Its
@@ -187,6 +179,14 @@ public final class SocketWrites {
         }
     }
 
+    /**
+     * Writes events {@code from}..{@code to} (exclusive) of the batch to {@code socket} at once,
+     * without blocking: returns how many bytes the socket took (0 when its buffer is full), or
+     * -1 when these events cannot be written this way (a buffer without a native address, an
+     * empty one), so the caller writes them through Netty.
+     *
+     * @throws IOException the socket failed (reset, shut): nothing was written
+     */
     static long write(Socket socket, LiveBatch events, int from, int to) throws IOException {
         if (to - from == 1) {
             ByteBuf b = events.event(from);

@@ -80,16 +80,7 @@ class SseSinkTest {
         // a client that does not read: what reaches the socket stays there, and the last chunk's
         // write never completes, so the connection stays open after the stream ended
         List<ByteBuf> socket = new java.util.ArrayList<>();
-        EmbeddedChannel ch = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
-            @Override
-            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-                socket.add((ByteBuf) msg);
-            }
-        }, new HttpResponseEncoder());
-        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-        HttpUtil.setTransferEncodingChunked(head, true);
-        ch.write(head);
-        wire(socket); // the head
+        EmbeddedChannel ch = chunkedResponse(socket);
         SseSink s = new SseSink(ch, ch.pipeline().context(HttpResponseEncoder.class), metrics, hints,
                 List.of(new ClientMessage.Subscribe("t", null)));
         assertThat(s.format()).isSameAs(SseEventFormat.CHUNKED);
@@ -117,16 +108,7 @@ class SseSinkTest {
     @Test
     void aMultiTopicChunkedStreamWritesEachEventAsOneChunkWithItsCursorBelowTheEncoder() {
         List<ByteBuf> socket = new java.util.ArrayList<>();
-        EmbeddedChannel ch = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
-            @Override
-            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-                socket.add((ByteBuf) msg);
-            }
-        }, new HttpResponseEncoder());
-        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-        HttpUtil.setTransferEncodingChunked(head, true);
-        ch.write(head);
-        wire(socket); // the head
+        EmbeddedChannel ch = chunkedResponse(socket);
         SseSink s = new SseSink(ch, ch.pipeline().context(HttpResponseEncoder.class), metrics, hints,
                 List.of(new ClientMessage.Subscribe("t", null), new ClientMessage.Subscribe("u", new EventId("ep", 2))));
         assertThat(s.format()).as("the shared part has no cursor of its own").isSameAs(SseEventFormat.INSTANCE);
@@ -167,6 +149,24 @@ class SseSinkTest {
     /** {@code message} as one HTTP/1.1 chunk, as the codec frames it. */
     private static String chunk(String message) {
         return Integer.toHexString(message.getBytes(StandardCharsets.UTF_8).length) + "\r\n" + message + "\r\n";
+    }
+
+    /**
+     * A channel with the HTTP encoder above an end that keeps what reaches it in {@code socket}
+     * (a client that does not read: nothing completes), after a chunked response's head.
+     */
+    private static EmbeddedChannel chunkedResponse(List<ByteBuf> socket) {
+        EmbeddedChannel ch = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
+            @Override
+            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+                socket.add((ByteBuf) msg);
+            }
+        }, new HttpResponseEncoder());
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        HttpUtil.setTransferEncodingChunked(head, true);
+        ch.write(head);
+        wire(socket); // the head
+        return ch;
     }
 
     /** Everything written to the socket since the last call, as text. */
