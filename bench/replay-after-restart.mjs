@@ -4,7 +4,8 @@
 // (from /proc/PID/task/*/stat). Usage (bench/replay-after-restart.sh runs it):
 //   node bench/replay-after-restart.mjs --port P --pid PID --topic T --events N [--replays 2] [--transport sse]
 // --transport sse: the replays are server-sent event streams (GET /v1/sse, what a browser's
-// EventSource resumes with) instead of WebSocket connections.
+// EventSource resumes with) instead of WebSocket connections; sse-multi: streams that also follow
+// a quiet second topic (a multi-topic stream, whose id: line is its cursor).
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -48,7 +49,9 @@ const websocket = (seen, res, rej) => {
   setTimeout(() => { ws.terminate(); res(); }, 120000);
 };
 const sse = (seen, res, rej) => {
-  const req = http.get({ host: '127.0.0.1', port, path: `/v1/sse?topic=${topic}&after=${info.epoch}-0` }, r => {
+  const topics = transport === 'sse-multi' ? `topic=${topic}@${info.epoch}-0&topic=${topic}-quiet`
+    : `topic=${topic}&after=${info.epoch}-0`;
+  const req = http.get({ host: '127.0.0.1', port, path: `/v1/sse?${topics}` }, r => {
     sseMessages(r, msg => {
       if (msg.startsWith('event: reset')) { console.error('reset: ' + msg); req.destroy(); res(); return false; }
       const json = sseEventJson(msg);
@@ -65,7 +68,7 @@ for (let k = 0; k < replays; k++) {
   const c0 = threads(); const t0 = performance.now();
   let got = 0, bad = 0, last = 0;
   const seen = seq => { if (seq !== last + 1) bad++; last = seq; return ++got === N; };
-  await new Promise((res, rej) => transport === 'sse' ? sse(seen, res, rej) : websocket(seen, res, rej));
+  await new Promise((res, rej) => transport.startsWith('sse') ? sse(seen, res, rej) : websocket(seen, res, rej));
   const c1 = threads(); const us = x => +((c1[x] - c0[x]) * 10000 / Math.max(1, got)).toFixed(2);
   results.push({ replay: k + 1, received: got, outOfOrder: bad, seconds: +((performance.now() - t0) / 1000).toFixed(2),
     cpuUsPerEvent: +(us('loops') + us('jit') + us('other')).toFixed(2), loops: us('loops'), jit: us('jit'), other: us('other') });

@@ -4,7 +4,8 @@
 # directory, and as soon as it is ready replays the topic from its start to one subscriber, twice
 # (bench/replay-after-restart.mjs). Server pinned to core 0 and the client to core 1 unless
 # PIN_SERVER / PIN_DRIVER say otherwise; TRANSPORT=sse replays over server-sent events (GET /v1/sse)
-# instead of WebSocket; PUSH_JVM_OPTS and PUSH_* variables reach the server;
+# instead of WebSocket, TRANSPORT=sse-multi over streams of that topic and a quiet one;
+# PUSH_JVM_OPTS and PUSH_* variables reach the server;
 # JAR picks another build's fat jar (default server/target/push-server.jar), to compare two in turn.
 # Needs: `mvn -q -DskipTests package` first, Node, and the peers driver's npm packages (run its
 # bench.sh once: it installs them in /tmp/peers-node, or PEERS_NODE).

@@ -55,6 +55,8 @@ public final class SseSink implements SessionSink {
     private static final Logger log = LoggerFactory.getLogger(SseSink.class);
     /** How long the client may take to hang up after the stream ended before the socket is closed. */
     static final long FORCE_CLOSE_MILLIS = 3_000;
+    /** First capacity of a multi-topic replay's chunks buffer: a read of ~100-byte events; it grows. */
+    private static final int REPLAYED_CHUNKS_BYTES = 16 * 1024;
     private static final byte[] ID = "id: ".getBytes(StandardCharsets.US_ASCII);
     /** A loop thread's buffer for a multi-topic stream's chunks on their way straight to its socket. */
     private static final int SCRATCH_BYTES = 64 * 1024;
@@ -88,6 +90,12 @@ public final class SseSink implements SessionSink {
     private final Socket socket;
     /** With {@link #socket}: the connection's outbound buffer (see {@code WebSocketSink}'s). */
     private final ChannelOutboundBuffer outbound;
+    /**
+     * A multi-topic chunked stream's replayed events not yet written: their chunks one after the
+     * other, written below the codec as one buffer at the next flush (a replay read's end), or
+     * before anything else is written. Never held past the event loop's task that filled it.
+     */
+    private ByteBuf replayedChunks;
     /** Where each topic of the stream is: what its {@code id:} lines say. */
     private final StreamPositions positions;
     private boolean closing;
@@ -180,9 +188,11 @@ public final class SseSink implements SessionSink {
                 if (closing) {
                     return; // the response has ended: see write
                 }
-                ByteBuf chunk = channel.alloc().directBuffer(cursorChunkBytes(encodedEvent));
-                appendCursorChunk(chunk, topic, seq, encodedEvent);
-                cursorBelowCodec.write(chunk, channel.voidPromise());
+                if (replayedChunks == null) {
+                    replayedChunks = channel.alloc().directBuffer(Math.max(REPLAYED_CHUNKS_BYTES,
+                            cursorChunkBytes(encodedEvent)));
+                }
+                appendCursorChunk(replayedChunks, topic, seq, encodedEvent);
             } finally {
                 encodedEvent.release();
             }
@@ -248,6 +258,15 @@ public final class SseSink implements SessionSink {
         return true;
     }
 
+    /** Writes the replayed events' chunks held so far (below the codec, not flushed). */
+    private void writeReplayedChunks() {
+        ByteBuf chunks = replayedChunks;
+        if (chunks != null) {
+            replayedChunks = null;
+            cursorBelowCodec.write(chunks, channel.voidPromise());
+        }
+    }
+
     /**
      * A multi-topic chunked stream's live events: each its own chunk with the stream's cursor,
      * the batch's chunks built one after the other. When Netty holds nothing for the connection
@@ -258,6 +277,7 @@ public final class SseSink implements SessionSink {
         if (closing) {
             return false; // the response has ended: nothing may follow its last chunk
         }
+        writeReplayedChunks(); // in order (and then Netty holds something: no direct write)
         int bytes = 0;
         for (int i = from; i < to; i++) {
             bytes += cursorChunkBytes(events.event(i));
@@ -332,6 +352,9 @@ public final class SseSink implements SessionSink {
     }
 
     private void write(ByteBuf message) {
+        if (replayedChunks != null) {
+            writeReplayedChunks(); // what was replayed before this goes before it
+        }
         if (closing) {
             // the response has ended (or is ending): a live event or replay step still queued
             // behind the close has nowhere to go
@@ -343,6 +366,9 @@ public final class SseSink implements SessionSink {
 
     @Override
     public void flush() {
+        if (replayedChunks != null) {
+            writeReplayedChunks();
+        }
         channel.flush();
     }
 
@@ -400,6 +426,9 @@ public final class SseSink implements SessionSink {
         if (closing) {
             return;
         }
+        if (replayedChunks != null) {
+            writeReplayedChunks(); // before the last chunk
+        }
         closing = true;
         channel.eventLoop().schedule(() -> channel.close(), FORCE_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
         channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(done -> {
@@ -414,6 +443,10 @@ public final class SseSink implements SessionSink {
 
     @Override
     public void abort() {
+        if (replayedChunks != null) {
+            replayedChunks.release();
+            replayedChunks = null;
+        }
         channel.close();
     }
 }

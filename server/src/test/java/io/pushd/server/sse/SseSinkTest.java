@@ -129,9 +129,16 @@ class SseSinkTest {
         ByteBuf u3 = encoded("u", 3);
         String uData = u3.toString(StandardCharsets.UTF_8).substring("id: ep-3\n".length());
         s.sendEvent("u", 3, u3);
+        assertThat(u3.refCnt()).as("a replayed event is the sink's to release").isZero();
+        assertThat(wire(socket)).as("a replay read's chunks wait for its flush").isEmpty();
         s.flush();
         assertThat(wire(socket)).isEqualTo(chunk("id: t@ep-10,u@ep-3\n" + uData));
-        assertThat(u3.refCnt()).as("a replayed event is the sink's to release").isZero();
+        // and go before anything written after them
+        s.sendEvent("u", 4, encoded("u", 4));
+        s.send(new ServerMessage.Reset("u", new EventId("ep2", 0), io.pushd.protocol.ResetReason.UNKNOWN_EPOCH));
+        s.flush();
+        assertThat(wire(socket)).startsWith(Integer.toHexString(("id: t@ep-10,u@ep-4\n" + uData.replace("ep-3", "ep-4"))
+                .length()) + "\r\nid: t@ep-10,u@ep-4\n").contains("event: reset\nid: t@ep-10,u@ep2-0\n");
 
         s.close(CloseCode.SERVICE_RESTART, CloseCode.retryReason(1_500));
         assertThat(wire(socket)).contains("event: close").endsWith("\r\n0\r\n\r\n");
