@@ -146,7 +146,8 @@ public final class SseEventFormat implements EventFormat {
                 message.writeByte('}');
                 message.writeBytes(END);
                 if (chunked) {
-                    ByteBufUtil.writeAscii(out, Integer.toHexString(message.readableBytes()) + "\r\n");
+                    writeHex(out, message.readableBytes());
+                    out.writeByte('\r').writeByte('\n');
                 }
                 out.writeBytes(message);
                 if (chunked) {

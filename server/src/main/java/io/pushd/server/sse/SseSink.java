@@ -158,7 +158,8 @@ public final class SseSink implements SessionSink {
 
     /**
      * One topic: a replay read's events go as one buffer (on a chunked stream a chunk per event in
-     * it); several topics: each event alone, with its own cursor line.
+     * it); several topics: each event alone, with its own cursor line (on a chunked stream this
+     * sink appends their chunks to one buffer itself, written at the read's flush).
      */
     @Override
     public boolean replaysAppended() {
@@ -239,7 +240,8 @@ public final class SseSink implements SessionSink {
     /**
      * Live events of a single-topic chunked stream go straight to the socket when Netty holds
      * nothing for it ({@code SocketWrites}, as on a WebSocket); what the socket does not take
-     * then, and every event otherwise, goes below the codec as {@link #sendEvent} does.
+     * then, and every event otherwise, goes below the codec as {@link #sendEvent} does. A
+     * multi-topic chunked stream builds its own chunks ({@link #sendLiveWithCursor}).
      */
     @Override
     public boolean sendLive(String topic, LiveBatch events, int from, int to) {
@@ -258,7 +260,7 @@ public final class SseSink implements SessionSink {
         return true;
     }
 
-    /** Writes the replayed events' chunks held so far (below the codec, not flushed). */
+    /** Writes the replayed events' chunks held so far, if any (below the codec, not flushed). */
     private void writeReplayedChunks() {
         ByteBuf chunks = replayedChunks;
         if (chunks != null) {
@@ -352,9 +354,7 @@ public final class SseSink implements SessionSink {
     }
 
     private void write(ByteBuf message) {
-        if (replayedChunks != null) {
-            writeReplayedChunks(); // what was replayed before this goes before it
-        }
+        writeReplayedChunks(); // what was replayed before this goes before it
         if (closing) {
             // the response has ended (or is ending): a live event or replay step still queued
             // behind the close has nowhere to go
@@ -366,9 +366,7 @@ public final class SseSink implements SessionSink {
 
     @Override
     public void flush() {
-        if (replayedChunks != null) {
-            writeReplayedChunks();
-        }
+        writeReplayedChunks();
         channel.flush();
     }
 
@@ -426,9 +424,7 @@ public final class SseSink implements SessionSink {
         if (closing) {
             return;
         }
-        if (replayedChunks != null) {
-            writeReplayedChunks(); // before the last chunk
-        }
+        writeReplayedChunks(); // before the last chunk
         closing = true;
         channel.eventLoop().schedule(() -> channel.close(), FORCE_CLOSE_MILLIS, TimeUnit.MILLISECONDS);
         channel.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(done -> {
